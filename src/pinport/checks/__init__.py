@@ -1,0 +1,32 @@
+"""The ordered registry of checks. Where is check #N? The `drift` column below says.
+
+| check        | module                | drift numbers |
+|--------------|-----------------------|---------------|
+| imports      | imports.py            | #4, #5, #6    |
+| signatures   | override_signature.py | #1, #2        |
+| aliases      | aliases.py            | aliases, patch targets |
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from .aliases import AliasesCheck
+from .base import Check, ScanContext
+from .imports import ImportsCheck
+from .override_signature import SignaturesCheck
+
+CHECKS: tuple[Check, ...] = (ImportsCheck(), SignaturesCheck(), AliasesCheck())
+
+
+def select_checks(names: tuple[str, ...] | list[str] | None = None) -> tuple[Check, ...]:
+    """The checks named (all when empty), in registry order; an unknown name is a ConfigError."""
+    if not names:
+        return CHECKS
+    known = {c.name for c in CHECKS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ConfigError(f"unknown check '{unknown[0]}' (known: {', '.join(c.name for c in CHECKS)})")
+    return tuple(c for c in CHECKS if c.name in names)
+
+
+__all__ = ["CHECKS", "Check", "ScanContext", "select_checks"]

@@ -1,0 +1,71 @@
+"""Aliases and targets: every `_orig_*` alias and every patch or subclass target resolves.
+
+An alias is a hard dependency: `_orig_init = Target.__init__` raises AttributeError at import
+when the host renames or drops the member. A patch target that no longer resolves (or is no
+longer a class, e.g. it became a factory function) makes every member of the patch dead.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from ..findings import Finding, Kind, Severity
+from ..model.resolve import CLASS, MODULE
+from ..model.summary import ClassInfo
+from ..plugin.records import Guard, PatchKind
+from .base import ScanContext
+
+NAME = "aliases"
+
+ALIAS_MISSING = Kind("PP0001", "AliasTargetMissing", "`{alias}` keeps `{target}`, which does not exist in "
+                     "{label}: AttributeError at import", Severity.ERROR, None, NAME)
+TARGET_MISSING = Kind("PP0003", "PatchTargetMissing", "`{plugin_class}` targets `{target}`, which does not "
+                      "exist in {label}", Severity.ERROR, None, NAME)
+TARGET_KIND = Kind("PP0004", "PatchTargetNotAClass", "`{plugin_class}` targets `{target}`, which is a {kind} "
+                   "in {label}, not a class or module", Severity.ERROR, None, NAME)
+
+KINDS = (ALIAS_MISSING, TARGET_MISSING, TARGET_KIND)
+
+_GUARD_SEVERITY = {Guard.TYPE_CHECKING: Severity.INFO, Guard.TRY: Severity.WARNING, Guard.VERSION: Severity.WARNING}
+
+
+class AliasesCheck:
+    name = NAME
+    drift = ()
+    kinds = KINDS
+    description = "every original-alias and every patch target resolves, through inheritance"
+
+    def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        host = ctx.host
+        for target in ctx.plugin.surface.targets:
+            sym = host.resolve(target.target)
+            args = {"plugin_class": target.plugin_class, "target": target.target, "label": host.label}
+            severity = _GUARD_SEVERITY.get(target.guard)
+            if sym is None:
+                yield Finding(TARGET_MISSING, args, target.site, subject=target.target, severity=severity,
+                              suggestion="re-target the patch (see the import findings for where it went)",
+                              **ctx.evidence(target.target))
+            elif sym.kind not in (CLASS, MODULE) and sym.kind in ("function", "attribute"):
+                yield Finding(TARGET_KIND, {**args, "kind": sym.kind}, target.site, subject=target.target,
+                              severity=severity, suggestion="patch the class the factory returns instead",
+                              **ctx.evidence(target.target))
+        provided = ctx.plugin.surface.provided()
+        for patch in ctx.plugin.surface.patches:
+            if patch.kind is not PatchKind.ALIAS or patch.alias_of in provided:
+                continue
+            owner = host.resolve(patch.owner)
+            if owner is None or owner.kind not in (CLASS, MODULE):
+                continue  # the owner itself is missing: reported as a target or import finding
+            if host.resolve(patch.alias_of) is not None:
+                continue
+            alias = patch.local_name or patch.name
+            suggestion = "re-derive the override against the host's new structure"
+            if owner.kind == CLASS and isinstance(owner.obj, ClassInfo):
+                pool = [n for s in host.resolver.mro(owner) if isinstance(s.obj, ClassInfo) for n in s.obj.methods]
+                close = difflib.get_close_matches(patch.name, pool, n=3, cutoff=0.6)
+                if close:
+                    suggestion = f"{host.label} `{patch.owner.rpartition('.')[2]}` has: {', '.join(close)}"
+            yield Finding(ALIAS_MISSING, {"alias": alias, "target": patch.alias_of, "label": host.label}, patch.site,
+                          subject=patch.alias_of, severity=_GUARD_SEVERITY.get(patch.guard), suggestion=suggestion,
+                          **ctx.evidence(patch.alias_of))

@@ -1,0 +1,82 @@
+"""The interface every check implements, and the read-only context a check gets.
+
+A check is run twice per scan: once judging NEW (with OLD as the other side, for evidence)
+and once judging OLD. The scan compares the two runs by fingerprint to tell findings the
+move introduces (drift) from those already true on the current pin (latent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..config import Settings
+from ..findings import Finding, Kind, Location
+from ..model.index import CodeIndex
+from ..model.resolve import Resolver, Symbol
+from ..plugin.model import PluginModel
+
+
+@dataclass(frozen=True)
+class HostView:
+    """One host version: its index, a resolver over it, and how to cite a symbol in it."""
+
+    index: CodeIndex
+    resolver: Resolver
+
+    @property
+    def label(self) -> str:
+        return self.index.label
+
+    def resolve(self, path: str) -> Symbol | None:
+        return self.resolver.resolve(path)
+
+    def location(self, sym: Symbol | None, snippet: str | None = None) -> Location | None:
+        """Evidence for a symbol: its file and line in this tree, with the line's text."""
+        if sym is None or not sym.module or sym.module not in self.index.paths:
+            return None
+        text = snippet if snippet is not None else self.index.line_text(sym.module, sym.line)
+        return Location(self.index.paths[sym.module], sym.line, 0, sym.path, text)
+
+
+@dataclass(frozen=True)
+class ScanContext:
+    """What a check may read: the plugin, the host being judged and the other host, the settings."""
+
+    plugin: PluginModel
+    host: HostView  # the version being judged
+    other: HostView  # the other version
+    judging_new: bool
+    settings: Settings
+
+    @property
+    def old(self) -> HostView:
+        return self.other if self.judging_new else self.host
+
+    @property
+    def new(self) -> HostView:
+        return self.host if self.judging_new else self.other
+
+    def evidence(self, path: str, *, host_sym: Symbol | None = None,
+                 other_sym: Symbol | None = None) -> dict[str, Location | None]:
+        """`old=`/`new=` keyword arguments for a Finding: where `path` is defined in each version."""
+        here = self.host.location(host_sym or self.host.resolve(path))
+        there = self.other.location(other_sym or self.other.resolve(path))
+        return {"old": there, "new": here} if self.judging_new else {"old": here, "new": there}
+
+
+class Check(Protocol):
+    """A check: a name, the drift numbers it covers, its kinds, and a generator of findings.
+
+    `run` reads only the context: no files, no parsing, no printing, no environment. Where it
+    cannot decide, it skips (or yields a low-severity "unverified" finding), and it never raises
+    on purpose; the scan turns an unexpected exception into an internal-error finding.
+    """
+
+    name: str
+    drift: tuple[int, ...]
+    kinds: tuple[Kind, ...]
+    description: str
+
+    def run(self, ctx: ScanContext) -> Iterator[Finding]: ...

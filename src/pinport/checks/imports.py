@@ -1,0 +1,209 @@
+"""Imports (#4 moved, #5 renamed, #6 removed): every host import and host attribute read resolves.
+
+An unresolved name is explained with what NEW has instead: the same name defined elsewhere
+(moved), a definition at the old place that looks like the old one under another name
+(renamed), or what the old place holds now (removed, perhaps replaced by a flag).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from ..findings import Finding, Kind, Severity
+from ..model.resolve import CLASS, FUNCTION, MODULE, Symbol
+from ..model.summary import BindingKind, ClassInfo, FunctionInfo
+from ..plugin.records import Guard
+from .base import HostView, ScanContext
+
+NAME = "imports"
+
+MODULE_MISSING = Kind("PP0401", "ModuleMissing", "module `{module}` does not exist in {label}",
+                      Severity.ERROR, 4, NAME)
+NAME_MOVED = Kind("PP0402", "NameMoved", "`{name}` is no longer in `{module}` in {label}; it is defined in "
+                  "`{where}`", Severity.ERROR, 4, NAME)
+NAME_RENAMED = Kind("PP0501", "NameRenamed", "`{name}` is gone from `{module}` in {label}; `{candidate}` "
+                    "there looks like its new name", Severity.ERROR, 5, NAME)
+NAME_REMOVED = Kind("PP0601", "NameRemoved", "`{name}` no longer exists in `{module}` in {label}",
+                    Severity.ERROR, 6, NAME)
+ATTRIBUTE_MISSING = Kind("PP0602", "HostAttributeMissing", "`{name}` read on `{base}` does not exist in {label}",
+                         Severity.ERROR, 6, NAME)
+TYPE_CHECKING_ONLY = Kind("PP0403", "TypeCheckingOnlyName", "`{name}` exists in `{module}` only under "
+                          "TYPE_CHECKING in {label}; importing it fails at run time", Severity.ERROR, 4, NAME)
+
+KINDS = (MODULE_MISSING, NAME_MOVED, NAME_RENAMED, NAME_REMOVED, ATTRIBUTE_MISSING, TYPE_CHECKING_ONLY)
+
+_GUARD_SEVERITY = {Guard.TYPE_CHECKING: Severity.INFO, Guard.TRY: Severity.WARNING,
+                   Guard.VERSION: Severity.WARNING}
+
+
+class ImportsCheck:
+    name = NAME
+    drift = (4, 5, 6)
+    kinds = KINDS
+    description = "every host import and host attribute read resolves in the host version"
+
+    def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        provided = ctx.plugin.surface.provided()
+        for imp in ctx.plugin.surface.imports:
+            if imp.path in provided:
+                continue
+            finding = self._check_path(ctx, imp.path, imp.is_module_import)
+            if finding is not None:
+                kind, args, evidence, suggestion = finding
+                yield Finding(kind, args, imp.site, subject=imp.path, suggestion=suggestion,
+                              severity=_GUARD_SEVERITY.get(imp.guard), **evidence,
+                              details=(f"guarded: {imp.guard.value}",) if imp.guard is not Guard.NONE else ())
+        seen: set[tuple[str, str, str]] = set()
+        for use in ctx.plugin.surface.uses:
+            key = (use.site.path, use.site.unit, use.path)
+            if key in seen:
+                continue
+            seen.add(key)
+            finding = self._check_use(ctx, use.path, use.base, provided)
+            if finding is not None:
+                kind, args, evidence, suggestion = finding
+                yield Finding(kind, args, use.site, subject=use.path, suggestion=suggestion,
+                              severity=_GUARD_SEVERITY.get(use.guard), **evidence)
+
+    # ------------------------------------------------------------------------------------------
+    def _check_use(self, ctx: ScanContext, path: str, base: str, provided: set[str]):
+        host = ctx.host
+        base_sym = host.resolve(base)
+        if base_sym is None or base_sym.kind not in (MODULE, CLASS):
+            return None  # the base itself is unresolved (reported at its import) or a value
+        # walk the chain: only the first missing link is a finding
+        head = base
+        for part in path[len(base) + 1:].split("."):
+            if f"{head}.{part}" in provided or (part.startswith("__") and part.endswith("__")):
+                return None  # set by the plugin itself, or a dunder every module and class has
+            sym = host.resolve(f"{head}.{part}")
+            if sym is None:
+                parent = host.resolve(head)
+                if parent is None or parent.kind not in (MODULE, CLASS):
+                    return None
+                missing = f"{head}.{part}"
+                args = {"name": part, "base": head, "label": host.label}
+                suggestion = self._alternatives(ctx, head, part) or f"`{part}` must be re-derived against {host.label}"
+                return ATTRIBUTE_MISSING, args, ctx.evidence(missing), suggestion
+            if sym.kind not in (MODULE, CLASS):
+                return None
+            head = f"{head}.{part}"
+        return None
+
+    def _check_path(self, ctx: ScanContext, path: str, is_module: bool):
+        host = ctx.host
+        sym = host.resolve(path)
+        module, _, name = path.rpartition(".")
+        if sym is not None:
+            if not is_module and self._type_checking_only(host, module, name):
+                args = {"name": name, "module": module, "label": host.label}
+                return (TYPE_CHECKING_ONLY, args, ctx.evidence(path),
+                        f"import `{name}` from where it is defined at run time, or only under TYPE_CHECKING")
+            return None
+        if is_module or host.resolve(module) is None:
+            target = path if is_module else module
+            if host.resolve(target) is None:
+                return self._module_missing(ctx, target)
+        args = {"name": name, "module": module, "label": host.label}
+        moved = self._moved(host, name)
+        if moved:
+            where = moved[0]
+            args["where"] = where.path
+            suggestion = f"import `{name}` from `{where.module}`" + (
+                f" (also defined in {', '.join(m.module for m in moved[1:4])})" if len(moved) > 1 else "")
+            return NAME_MOVED, args, ctx.evidence(path, host_sym=where), suggestion
+        renamed = self._renamed(ctx, module, name)
+        if renamed:
+            args["candidate"] = renamed.path.rpartition(".")[2]
+            return (NAME_RENAMED, args, ctx.evidence(path, host_sym=renamed),
+                    f"use `{renamed.path}` (check that it does the same job)")
+        suggestion = self._alternatives(ctx, module, name) or f"re-derive the use of `{name}` against {host.label}"
+        return NAME_REMOVED, args, ctx.evidence(path), suggestion
+
+    def _module_missing(self, ctx: ScanContext, module: str):
+        host = ctx.host
+        leaf = module.rpartition(".")[2]
+        same_leaf = sorted(m for m in host.index.modules if m.rpartition(".")[2] == leaf)
+        args = {"module": module, "label": host.label}
+        if same_leaf:
+            suggestion = f"the module may have moved to `{same_leaf[0]}`" + (
+                f" (or {', '.join(same_leaf[1:3])})" if len(same_leaf) > 1 else "")
+            evidence = ctx.evidence(module, host_sym=Symbol(MODULE, same_leaf[0], same_leaf[0], 1))
+        else:
+            parent = module
+            while parent and host.resolve(parent) is None:
+                parent = parent.rpartition(".")[0]
+            suggestion = f"nearest existing package is `{parent}`" if parent else "the host package is missing"
+            evidence = ctx.evidence(module)
+        return MODULE_MISSING, args, evidence, suggestion
+
+    @staticmethod
+    def _type_checking_only(host: HostView, module: str, name: str) -> bool:
+        summary = host.index.modules.get(module)
+        if summary is None:
+            return False
+        binding = summary.bindings.get(name)
+        return bool(binding and binding.type_checking and name not in summary.lazy_exports)
+
+    @staticmethod
+    def _moved(host: HostView, name: str) -> list[Symbol]:
+        found = []
+        for mod, kind in host.index.definitions.get(name, ()):
+            if kind in (BindingKind.FUNCTION, BindingKind.CLASS) or not name.islower():
+                sym = host.resolve(f"{mod}.{name}")
+                if sym is not None:
+                    found.append(sym)
+        # prefer the shortest public path (vllm.utils.torch_utils over vllm.utils.torch_utils._impl)
+        return sorted(found, key=lambda s: (s.path.count("._"), s.path.count("."), s.path))
+
+    def _renamed(self, ctx: ScanContext, module: str, name: str) -> Symbol | None:
+        """A definition NEW has at the old place (and OLD lacked) that resembles OLD's `name`."""
+        old = ctx.other.resolve(f"{module}.{name}")
+        here = ctx.host.index.modules.get(module)
+        there = ctx.other.index.modules.get(module)
+        if old is None or here is None or old.kind not in (FUNCTION, CLASS):
+            return None
+        best, best_score = None, 0.0
+        for cand in here.bindings:
+            if there is not None and cand in there.bindings:
+                continue  # existed before too: not a rename of `name`
+            sym = ctx.host.resolve(f"{module}.{cand}")
+            if sym is None or sym.kind != old.kind:
+                continue
+            score = 0.4 * difflib.SequenceMatcher(None, name, cand).ratio() + 0.6 * _shape_similarity(old, sym)
+            if score > best_score:
+                best, best_score = sym, score
+        return best if best_score >= 0.55 else None
+
+    @staticmethod
+    def _alternatives(ctx: ScanContext, module: str, name: str) -> str:
+        summary = ctx.host.index.modules.get(module)
+        if summary is None:
+            return ""
+        pool = list(summary.bindings) + list(summary.lazy_exports)
+        sym = ctx.host.resolve(module)
+        if sym is not None and sym.kind == CLASS and isinstance(sym.obj, ClassInfo):
+            pool = list(sym.obj.methods) + list(sym.obj.attributes)
+        close = difflib.get_close_matches(name, pool, n=3, cutoff=0.6)
+        flags = [n for n in pool if n.isupper() and any(p in n.lower() for p in name.lower().split("_") if len(p) > 3)]
+        parts = []
+        if close:
+            parts.append(f"{ctx.host.label} `{module}` has: {', '.join(close)}")
+        if flags[:3]:
+            parts.append(f"related flags: {', '.join(flags[:3])}")
+        return "; ".join(parts)
+
+
+def _shape_similarity(a: Symbol, b: Symbol) -> float:
+    """How alike two definitions look: parameter names for functions, member names for classes."""
+    def shape(sym: Symbol) -> set[str]:
+        if isinstance(sym.obj, FunctionInfo):
+            return {p.name for p in sym.obj.signature.params} | {f"->{sym.obj.signature.returns}"}
+        if isinstance(sym.obj, ClassInfo):
+            return set(sym.obj.methods) | set(sym.obj.attributes)
+        return set()
+    sa, sb = shape(a), shape(b)
+    if not sa and not sb:
+        return 0.5
+    return len(sa & sb) / len(sa | sb)

@@ -1,0 +1,215 @@
+"""Override signatures (#1 parameter added upstream, #2 parameter removed upstream).
+
+Every plugin function that replaces a host member (patch-class method, subclass override,
+`Target.x = fn`, module-function replacement) is compared with the member it replaces, found
+through the host class's MRO, so an inherited method is not mistaken for a new one. Upstream
+callers call the replacement with the base's signature: whatever the base accepts and the
+override does not is a TypeError waiting for the first call.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ..findings import Finding, Kind, Location, Severity
+from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Symbol
+from ..model.summary import FunctionInfo, Param, ParamKind
+from ..plugin.records import Patch, PatchKind
+from .base import HostView, ScanContext
+
+NAME = "signatures"
+
+PARAM_MISSING = Kind("PP0101", "ParameterMissing", "`{base}` takes `{param}` in {label}; the override "
+                     "does not accept it", Severity.ERROR, 1, NAME)
+PARAM_RENAMED = Kind("PP0102", "ParameterRenamed", "`{base}` calls parameter `{old}` `{param}` in {label}; "
+                     "the override still names it `{old}`", Severity.ERROR, 1, NAME)
+PARAM_REORDERED = Kind("PP0103", "ParametersReordered", "`{base}` takes ({order}) positionally in {label}; the "
+                       "override takes ({plugin_order})", Severity.ERROR, 1, NAME)
+PARAM_KIND = Kind("PP0104", "ParameterKindChanged", "`{param}` is {base_kind} in `{base}` ({label}) but "
+                  "{plugin_kind} in the override", Severity.WARNING, 1, NAME)
+DEFAULT_CHANGED = Kind("PP0105", "ParameterDefaultDiffers", "`{param}` defaults to `{base_default}` in `{base}` "
+                       "({label}) but to `{plugin_default}` in the override", Severity.INFO, 1, NAME)
+MEMBER_COLLISION = Kind("PP0106", "MemberCollision", "the plugin adds `{name}`, and {label} now defines "
+                        "`{base}` itself", Severity.WARNING, 1, NAME)
+EXTRA_REQUIRED = Kind("PP0201", "ParameterExtraRequired", "the override requires `{param}`, which `{base}` "
+                      "does not take in {label}: callers never pass it", Severity.ERROR, 2, NAME)
+EXTRA_OPTIONAL = Kind("PP0202", "ParameterDroppedUpstream", "`{base}` no longer takes `{param}` in {label}; "
+                      "the override still has it{usage}", Severity.WARNING, 2, NAME)
+OVERRIDES_NOTHING = Kind("PP0203", "OverridesNothing", "`{base}` no longer exists in {label}: the plugin's "
+                         "`{name}` overrides nothing and is never called by the host", Severity.ERROR, 2, NAME)
+NOW_REQUIRED = Kind("PP0107", "ParameterNowRequired", "`{base}` makes `{param}` optional in {label}; the "
+                    "override requires it, so callers that omit it fail", Severity.WARNING, 1, NAME)
+MEMBER_ADDED = Kind("PP0002", "MemberAdded", "the plugin adds `{name}` to `{owner}`, which {label} does not "
+                    "define", Severity.INFO, None, NAME)
+
+KINDS = (PARAM_MISSING, PARAM_RENAMED, PARAM_REORDERED, PARAM_KIND, DEFAULT_CHANGED, MEMBER_COLLISION,
+         EXTRA_REQUIRED, EXTRA_OPTIONAL, OVERRIDES_NOTHING, NOW_REQUIRED, MEMBER_ADDED)
+
+_KIND_WORDS = {ParamKind.POSITIONAL_ONLY: "positional-only", ParamKind.POSITIONAL_OR_KEYWORD: "positional",
+               ParamKind.KEYWORD_ONLY: "keyword-only"}
+
+
+def base_member(host: HostView, patch: Patch) -> tuple[Symbol | None, Symbol | None]:
+    """(owner symbol, the member the patch replaces) in one host version."""
+    owner = host.resolve(patch.owner)
+    if owner is None or owner.kind not in (CLASS, MODULE):
+        return owner, None
+    if owner.kind == CLASS:
+        return owner, host.resolver.class_member(owner, patch.name)
+    return owner, host.resolver.module_attr(owner.module, patch.name)
+
+
+def _bound(fn: FunctionInfo, as_method: bool) -> tuple[Param, ...]:
+    return fn.bound_params() if as_method else fn.signature.params
+
+
+class SignaturesCheck:
+    name = NAME
+    drift = (1, 2)
+    kinds = KINDS
+    description = "every override accepts what the member it replaces accepts"
+
+    def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        for patch in ctx.plugin.surface.patches:
+            if patch.kind is PatchKind.ALIAS or patch.function is None or patch.name.startswith("__") and \
+                    patch.name.endswith("__") and patch.name not in ("__init__", "__post_init__", "__call__"):
+                continue
+            yield from self._check(ctx, patch)
+
+    def _check(self, ctx: ScanContext, patch: Patch) -> Iterator[Finding]:
+        owner, base = base_member(ctx.host, patch)
+        if owner is None or owner.kind not in (CLASS, MODULE):
+            return  # unresolved targets are the aliases check's business
+        if base is not None and base.kind == EXTERNAL:
+            return  # defined outside the host (torch.nn.Module.forward): not ours to judge
+        _, other_base = base_member(ctx.other, patch)
+        label = ctx.host.label
+        site = patch.site
+        if base is None:
+            args = {"name": patch.name, "base": patch.target, "owner": patch.owner, "label": label}
+            if other_base is not None and other_base.kind != EXTERNAL:
+                yield Finding(OVERRIDES_NOTHING, args, site, subject=patch.target,
+                              suggestion="find where upstream moved this behaviour and re-target the override",
+                              **ctx.evidence(patch.target, other_sym=other_base))
+            elif patch.kind is not PatchKind.OVERRIDE:
+                yield Finding(MEMBER_ADDED, args, site, subject=patch.target, **ctx.evidence(patch.target))
+            return
+        if other_base is None and patch.kind is not PatchKind.OVERRIDE and not patch.name.startswith("_orig"):
+            args = {"name": patch.name, "base": base.path, "label": label}
+            yield Finding(MEMBER_COLLISION, args, site, subject=patch.target,
+                          suggestion="decide whether the plugin's member should now replace or wrap upstream's",
+                          **ctx.evidence(patch.target, host_sym=base))
+        if base.kind not in (FUNCTION, METHOD) or not isinstance(base.obj, FunctionInfo):
+            return
+        yield from self._compare(ctx, patch, base, other_base)
+
+    def _compare(self, ctx: ScanContext, patch: Patch, base: Symbol, other_base: Symbol | None) -> Iterator[Finding]:
+        fn = patch.function
+        assert fn is not None and isinstance(base.obj, FunctionInfo)
+        as_method = base.kind == METHOD and not base.obj.is_staticmethod
+        plugin_as_method = as_method and patch.wrapper != "staticmethod"
+        b_params = _bound(base.obj, as_method)
+        o_params = _bound(fn, plugin_as_method)
+        o_by_name = {p.name: p for p in o_params}
+        b_by_name = {p.name: p for p in b_params}
+        o_var_pos = any(p.kind is ParamKind.VAR_POSITIONAL for p in o_params)
+        o_var_kw = any(p.kind is ParamKind.VAR_KEYWORD for p in o_params)
+        label = ctx.host.label
+        sig_base = f"def {base.obj.name}{base.obj.signature.render()}"
+        evidence = self._evidence(ctx, patch, base, other_base)
+        base_path = base.path
+        other_fn = other_base.obj if other_base is not None and isinstance(other_base.obj, FunctionInfo) else None
+        other_names = {p.name for p in other_fn.signature.params} if other_fn else None
+
+        # A plain subclass's method is called by the host only where the host uses the subclass
+        # polymorphically, which static analysis cannot always see: cap those at warning.
+        cap = Severity.WARNING if patch.kind is PatchKind.OVERRIDE else None
+        notes = (f"{label}: {sig_base}", f"plugin: def {fn.name}{fn.signature.render()}") + (
+            ("ordinary subclass: breaks where the host calls this method on the subclass",) if cap else ())
+
+        def finding(kind: Kind, suggestion: str, severity: Severity | None = None, **args: str) -> Finding:
+            level = severity or kind.severity
+            if cap is not None and level.rank < cap.rank:
+                level = cap
+            return Finding(kind, {"base": base_path, "label": label, **args}, patch.site, subject=patch.target,
+                           suggestion=suggestion, severity=level if level is not kind.severity else None,
+                           details=notes, **evidence)
+
+        missing = [p for p in b_params if p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
+                   and p.name not in o_by_name and not self._absorbed(p, o_var_pos, o_var_kw)]
+        extra = [p for p in o_params if p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
+                 and p.name not in b_by_name]
+        # A missing base parameter and an extra plugin parameter at the same position: a rename.
+        b_pos = [p.name for p in b_params if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
+        o_pos = [p.name for p in o_params if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
+        for bp in list(missing):
+            for op in list(extra):
+                if (bp.name in b_pos and op.name in o_pos and b_pos.index(bp.name) == o_pos.index(op.name)
+                        and (other_names is None or op.name in other_names)):
+                    missing.remove(bp)
+                    extra.remove(op)
+                    yield finding(PARAM_RENAMED, f"rename `{op.name}` to `{bp.name}` in the override",
+                                  param=bp.name, old=op.name)
+                    break
+        for bp in missing:
+            default = f"={bp.default}" if bp.default is not None else ""
+            yield finding(PARAM_MISSING, f"add `{bp.name}{default}` to the override and forward it to the original",
+                          severity=None if bp.required else Severity.WARNING, param=bp.name)
+        b_var_pos = any(p.kind is ParamKind.VAR_POSITIONAL for p in b_params)
+        b_var_kw = any(p.kind is ParamKind.VAR_KEYWORD for p in b_params)
+        extra = [p for p in extra if not (b_var_kw and p.kind is not ParamKind.POSITIONAL_ONLY)
+                 and not (b_var_pos and p.kind is not ParamKind.KEYWORD_ONLY)]  # the base's *args/**kwargs carry them
+        abstract = any(d.rpartition(".")[2] == "abstractmethod" for d in base.obj.decorators)
+        for op in extra:
+            if op.required:
+                yield finding(EXTRA_REQUIRED, f"give `{op.name}` a default or drop it (stash the value elsewhere)",
+                              param=op.name)
+            elif other_names is not None and op.name in other_names:
+                used = self._uses(ctx, patch, op.name)
+                yield finding(EXTRA_OPTIONAL, f"drop `{op.name}` from the override" + (
+                    " and compute the value it carried another way" if used else ""),
+                    param=op.name, usage=" and uses it" if used else " (unused)")
+        common_base = [n for n in b_pos if n in o_pos]
+        common_plugin = [n for n in o_pos if n in b_pos]
+        if common_base != common_plugin:
+            yield finding(PARAM_REORDERED, "take the parameters in the base's order",
+                          order=", ".join(common_base), plugin_order=", ".join(common_plugin))
+        for bp in b_params:
+            op = o_by_name.get(bp.name)
+            if op is None or bp.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
+                continue
+            if bp.kind != op.kind and (bp.kind is ParamKind.POSITIONAL_OR_KEYWORD or op.kind is ParamKind.POSITIONAL_ONLY):
+                yield finding(PARAM_KIND, f"make `{bp.name}` {_KIND_WORDS[bp.kind]} like the base",
+                              param=bp.name, base_kind=_KIND_WORDS.get(bp.kind, "?"),
+                              plugin_kind=_KIND_WORDS.get(op.kind, "?"))
+            if bp.default is not None and op.default is None and not abstract:
+                yield finding(NOW_REQUIRED, f"give `{bp.name}` the base's default `{bp.default}`", param=bp.name)
+            elif bp.default is not None and op.default is not None and bp.default != op.default:
+                yield finding(DEFAULT_CHANGED, f"use the base's default `{bp.default}` unless the change is deliberate",
+                              param=bp.name, base_default=bp.default, plugin_default=op.default)
+
+    @staticmethod
+    def _absorbed(p: Param, var_pos: bool, var_kw: bool) -> bool:
+        """Whether the override's *args/**kwargs accept a base parameter however callers pass it."""
+        if p.kind is ParamKind.POSITIONAL_ONLY:
+            return var_pos
+        if p.kind is ParamKind.KEYWORD_ONLY:
+            return var_kw
+        return var_kw and (var_pos or p.default is not None)
+
+    @staticmethod
+    def _evidence(ctx: ScanContext, patch: Patch, base: Symbol, other_base: Symbol | None) -> dict[str, Location | None]:
+        def loc(view: HostView, sym: Symbol | None) -> Location | None:
+            if sym is None or not isinstance(sym.obj, FunctionInfo):
+                return view.location(sym)
+            return view.location(sym, snippet=f"def {sym.obj.name}{sym.obj.signature.render()}")
+        here, there = loc(ctx.host, base), loc(ctx.other, other_base)
+        return {"old": there, "new": here} if ctx.judging_new else {"old": here, "new": there}
+
+    @staticmethod
+    def _uses(ctx: ScanContext, patch: Patch, name: str) -> bool:
+        node = ctx.plugin.function_node(patch.plugin_module, patch.site.unit)
+        if node is None:
+            return True
+        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))

@@ -1,0 +1,142 @@
+"""The Finding record every stage shares: checks yield it, scan sorts it, reports render it."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    """How bad a finding is; ERROR means it breaks at import or first call on NEW."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 0, "warning": 1, "info": 2}[self.value]
+
+
+class Status(StrEnum):
+    """Whether the move OLD -> NEW introduces a finding or it already holds on OLD."""
+
+    DRIFT = "drift"  # introduced by the move: holds on NEW, not on OLD
+    LATENT = "latent"  # already broken on the current pin, still broken on NEW
+    FIXED = "fixed"  # held on OLD, the move fixes it (reported only on request)
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """A stable kind of finding: a code that never changes meaning, a template and a drift number."""
+
+    code: str  # e.g. "PP0401": drift number (2 digits) + serial (2 digits); 00 = not drift-specific
+    name: str  # states a fact: "ImportUnresolved", "ParameterAdded"
+    template: str  # str.format template filled by Finding.args
+    severity: Severity
+    drift: int | None  # number in the drift catalogue, None for gaps and internal kinds
+    check: str  # the check that emits it
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A place in a tree: a path relative to the tree root, 1-based line, and what sits there."""
+
+    path: str
+    line: int
+    column: int = 0
+    unit: str = ""  # qualified name of the enclosing unit ("Cls.meth", "<module>")
+    snippet: str = ""  # source line or signature shown as evidence
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem: kind, where in the plugin, the host evidence on OLD and NEW, and a fix."""
+
+    kind: Kind
+    args: dict[str, str]
+    plugin: Location | None
+    old: Location | None = None
+    new: Location | None = None
+    subject: str = ""  # the host path the finding is about ("vllm.x.Cls.meth")
+    suggestion: str = ""
+    details: tuple[str, ...] = ()  # extra evidence lines (call sites, diff hunks)
+    status: Status = Status.DRIFT
+    severity: Severity | None = None  # overrides kind.severity when set
+    extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def code(self) -> str:
+        return self.kind.code
+
+    @property
+    def level(self) -> Severity:
+        return self.severity or self.kind.severity
+
+    @property
+    def message(self) -> str:
+        try:
+            return self.kind.template.format(**self.args)
+        except (KeyError, IndexError):  # a template/args mismatch must not lose the finding
+            return f"{self.kind.template} {self.args}"
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable identity across runs and versions: kind, plugin unit and host subject, not lines."""
+        unit = self.plugin.unit if self.plugin else ""
+        path = self.plugin.path if self.plugin else ""
+        key = "\x1f".join((self.kind.code, path, unit, self.subject, self.args.get("name", "")))
+        return hashlib.sha1(key.encode()).hexdigest()[:16]
+
+    def with_status(self, status: Status) -> Finding:
+        return replace(self, status=status)
+
+    def sort_key(self) -> tuple:
+        p = self.plugin
+        return (p.path if p else "", p.line if p else 0, self.level.rank, self.kind.code, self.subject,
+                self.message)
+
+    def as_dict(self) -> dict[str, object]:
+        def loc(x: Location | None) -> dict[str, object] | None:
+            if x is None:
+                return None
+            return {"path": x.path, "line": x.line, "column": x.column, "unit": x.unit,
+                    "snippet": x.snippet}
+
+        return {
+            "code": self.kind.code,
+            "kind": self.kind.name,
+            "check": self.kind.check,
+            "drift": self.kind.drift,
+            "severity": self.level.value,
+            "status": self.status.value,
+            "message": self.message,
+            "subject": self.subject,
+            "plugin": loc(self.plugin),
+            "old": loc(self.old),
+            "new": loc(self.new),
+            "suggestion": self.suggestion,
+            "details": list(self.details),
+            "fingerprint": self.fingerprint,
+        }
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """What one scan produced: the labels of its three inputs and the sorted findings."""
+
+    plugin_label: str
+    old_label: str
+    new_label: str
+    findings: tuple[Finding, ...]
+    checks: tuple[str, ...] = ()  # names of the checks that ran, in registry order
+    files_scanned: int = 0  # plugin files analysed
+    seconds: float = 0.0
+    fixed: tuple[Finding, ...] = ()  # held on OLD, gone on NEW (shown on request)
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.level is severity)

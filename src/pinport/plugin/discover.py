@@ -1,0 +1,324 @@
+"""Find the plugin's host surface by walking its parsed modules once: imports, patches, host reads.
+
+Recognised idioms: patch classes `class P(Helper[Target])` (helper names from the settings),
+ordinary subclasses of host classes, `Target.attr = fn` (also through a module alias or a
+fully-qualified path, and wrapped in staticmethod/classmethod), `setattr(Target, "attr", fn)`,
+`_orig_x = Target.x` aliases in class bodies and at module level, and every host import,
+including function-local ones.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..config import Settings
+from ..findings import Location
+from ..model.index import CodeIndex
+from ..model.parse import dotted, function_info, resolve_relative, signature_of
+from ..model.summary import BindingKind, FunctionInfo
+from .records import Guard, HostImport, HostUse, Patch, PatchKind, PatchTarget
+
+_GUARD_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
+_WRAPPERS = ("staticmethod", "classmethod")
+
+
+@dataclass
+class PluginSurface:
+    """Everything discovery found, in plugin file order."""
+
+    imports: list[HostImport] = field(default_factory=list)
+    targets: list[PatchTarget] = field(default_factory=list)
+    patches: list[Patch] = field(default_factory=list)
+    uses: list[HostUse] = field(default_factory=list)
+
+    def provided(self) -> set[str]:
+        """Host paths the plugin itself creates (patch members, assignments): they exist once patched."""
+        return {p.target for p in self.patches if p.kind in (PatchKind.MEMBER, PatchKind.ASSIGNMENT)}
+
+
+class PluginNames:
+    """Maps names in plugin modules to host dotted paths, following the plugin's own re-exports."""
+
+    def __init__(self, index: CodeIndex, host: str) -> None:
+        self.index = index
+        self.host = host
+
+    def is_host(self, path: str) -> bool:
+        return path == self.host or path.startswith(self.host + ".")
+
+    def binding_path(self, module: str, name: str, seen: frozenset[str] = frozenset()) -> str | None:
+        """The absolute dotted path a module-level name of a plugin module stands for."""
+        key = f"{module}.{name}"
+        if key in seen:
+            return None
+        summary = self.index.modules.get(module)
+        if summary is None:
+            return None
+        b = summary.bindings.get(name)
+        if b is None:
+            if key in self.index.modules:
+                return key
+            return None
+        if b.kind in (BindingKind.IMPORT, BindingKind.IMPORT_FROM):
+            return self.follow(b.target, seen | {key})
+        return key  # defined in the plugin itself
+
+    def follow(self, path: str, seen: frozenset[str] = frozenset()) -> str:
+        """Follow a path through plugin modules until it leaves the plugin (or stops in it)."""
+        if self.is_host(path) or path in self.index.modules:
+            return path
+        head, _, last = path.rpartition(".")
+        if head in self.index.modules:
+            inner = self.binding_path(head, last, seen)
+            return inner if inner is not None else path
+        return path
+
+
+class _Walker(ast.NodeVisitor):
+    """One pass over one plugin module, with a scope stack for function-local imports."""
+
+    def __init__(self, module: str, rel: str, names: PluginNames, settings: Settings,
+                 out: PluginSurface, lines: list[str]) -> None:
+        self.module = module
+        self.rel = rel
+        self.names = names
+        self.settings = settings
+        self.out = out
+        self.lines = lines
+        self.units: list[str] = []
+        self.kinds: list[str] = []  # "class" or "function", parallel to units
+        self.scopes: list[dict[str, str | None]] = []  # function scopes: name -> path (None = local value)
+        self.guards: list[Guard] = []
+        self.functions: dict[str, FunctionInfo] = {}  # plugin functions by qualified name
+
+    # -- helpers -------------------------------------------------------------------------------
+    def loc(self, node: ast.AST) -> Location:
+        line = getattr(node, "lineno", 0)
+        text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+        return Location(self.rel, line, getattr(node, "col_offset", 0), ".".join(self.units) or "<module>",
+                        text)
+
+    @property
+    def guard(self) -> Guard:
+        for g in reversed(self.guards):
+            if g is not Guard.NONE:
+                return g
+        return Guard.NONE
+
+    def name_path(self, name: str) -> str | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return self.names.binding_path(self.module, name)
+
+    def host_path(self, node: ast.AST) -> str | None:
+        """The host dotted path an expression denotes, when it is a name chain rooted in the host."""
+        expr = dotted(node)
+        if not expr or isinstance(node, ast.Call | ast.Subscript):
+            return None
+        head, _, rest = expr.partition(".")
+        base = self.name_path(head)
+        if base is None or not self.names.is_host(base):
+            return None
+        return f"{base}.{rest}" if rest else base
+
+    # -- imports -------------------------------------------------------------------------------
+    def _bind(self, name: str, path: str) -> None:
+        if self.scopes:
+            self.scopes[-1][name] = path
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if self.names.is_host(alias.name):
+                self.out.imports.append(HostImport(self.loc(node), alias.name, True, self._import_guard()))
+            self._bind(alias.asname or alias.name.split(".")[0], alias.name if alias.asname else alias.name.split(".")[0])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        is_pkg = self.names.index.is_package(self.module)
+        base = resolve_relative(self.module, is_pkg, node.level, node.module)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            path = self.names.follow(f"{base}.{alias.name}")
+            if self.names.is_host(base):
+                self.out.imports.append(HostImport(self.loc(node), f"{base}.{alias.name}", False,
+                                                   self._import_guard()))
+            self._bind(alias.asname or alias.name, path)
+
+    def _import_guard(self) -> Guard:
+        return self.guard if self.guard is not Guard.NONE else (Guard.FUNCTION if self.scopes else Guard.NONE)
+
+    # -- guards --------------------------------------------------------------------------------
+    def visit_Try(self, node: ast.Try) -> None:
+        caught = set()
+        for handler in node.handlers:
+            if handler.type is None:
+                caught.add("BaseException")
+            for t in handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]:
+                if t is not None:
+                    caught.add(dotted(t).rpartition(".")[2])
+        self.guards.append(Guard.TRY if caught & _GUARD_EXCEPTIONS else Guard.NONE)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.guards.pop()
+        for part in (*node.handlers, *node.orelse, *node.finalbody):
+            self.visit(part)
+
+    visit_TryStar = visit_Try
+
+    def visit_If(self, node: ast.If) -> None:
+        test = ast.unparse(node.test)
+        if dotted(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            guard = Guard.TYPE_CHECKING
+        elif "version" in test.lower():
+            guard = Guard.VERSION
+        else:
+            guard = Guard.NONE
+        self.visit(node.test)
+        self.guards.append(guard)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.guards.pop()
+        self.guards.append(Guard.VERSION if guard is Guard.VERSION else Guard.NONE)
+        for stmt in node.orelse:
+            self.visit(stmt)
+        self.guards.pop()
+
+    # -- definitions ---------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for dec in node.decorator_list:
+            self.visit(dec)
+        self._bind(node.name, None)  # type: ignore[arg-type]
+        self.functions[".".join([*self.units, node.name])] = function_info(node, self.lines)
+        self.units.append(node.name)
+        self.kinds.append("function")
+        self.scopes.append({a.arg: None for a in (*node.args.posonlyargs, *node.args.args,
+                                                   *node.args.kwonlyargs)})
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+        self.units.pop()
+        self.kinds.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        qual = ".".join([*self.units, node.name])
+        target: str | None = None
+        is_patch = False
+        for base in node.bases:
+            if isinstance(base, ast.Subscript) and dotted(base.value).rpartition(".")[2] in self.settings.patch_helpers:
+                target, is_patch = self.host_path(base.slice), True
+                break
+        bases: list[str] = []
+        if not is_patch:
+            bases = [p for p in (self.host_path(b) for b in node.bases) if p]
+        for dec in node.decorator_list:
+            self.visit(dec)
+        owners = [target] if target else bases
+        for owner in owners:
+            self.out.targets.append(PatchTarget(self.loc(node), qual, self.module, owner, is_patch, self.guard))
+        self.units.append(node.name)
+        self.kinds.append("class")
+        for stmt in node.body:
+            if owners:
+                self.class_statement(stmt, owners, is_patch, qual)
+            self.visit(stmt)
+        self.units.pop()
+        self.kinds.pop()
+
+    def class_statement(self, stmt: ast.stmt, owners: list[str], is_patch: bool, qual: str) -> None:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            kind = PatchKind.MEMBER if is_patch else PatchKind.OVERRIDE
+            fn = function_info(stmt, self.lines)
+            self.units.append(stmt.name)
+            site = self.loc(stmt)
+            self.units.pop()
+            for owner in owners:
+                self.out.patches.append(Patch(kind, site, owner, stmt.name, fn, self.module, qual,
+                                              guard=self.guard))
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            kept = self.host_path(stmt.value) if isinstance(stmt.value, ast.Attribute) else None
+            for name in names:
+                if kept:
+                    owner, _, member = kept.rpartition(".")
+                    self.out.patches.append(Patch(PatchKind.ALIAS, self.loc(stmt), owner, member, None,
+                                                  self.module, qual, alias_of=kept, local_name=name,
+                                                  guard=self.guard))
+                elif is_patch:
+                    self.out.patches.append(Patch(PatchKind.MEMBER, self.loc(stmt), owners[0], name, None,
+                                                  self.module, qual, guard=self.guard))
+
+    # -- assignments and setattr ---------------------------------------------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and not self._in_class_body():
+                owner = self.host_path(target.value)
+                if owner:
+                    self._assignment(node, owner, target.attr, node.value)
+            elif isinstance(target, ast.Name):
+                if self.scopes:
+                    self.scopes[-1][target.id] = None
+                elif isinstance(node.value, ast.Attribute) and not self.units:
+                    kept = self.host_path(node.value)
+                    if kept:
+                        owner, _, member = kept.rpartition(".")
+                        self.out.patches.append(Patch(PatchKind.ALIAS, self.loc(node), owner, member, None,
+                                                      self.module, alias_of=kept, local_name=target.id,
+                                                      guard=self.guard))
+        self.generic_visit(node)
+
+    def _in_class_body(self) -> bool:
+        return bool(self.kinds) and self.kinds[-1] == "class"
+
+    def _assignment(self, node: ast.AST, owner: str, name: str, value: ast.AST) -> None:
+        wrapper = ""
+        if isinstance(value, ast.Call) and dotted(value.func) in _WRAPPERS and value.args:
+            wrapper, value = dotted(value.func), value.args[0]
+        fn = None
+        if isinstance(value, ast.Name):
+            for qual in (".".join([*self.units, value.id]), value.id):
+                fn = fn or self.functions.get(qual)
+        elif isinstance(value, ast.Lambda):
+            fn = FunctionInfo("<lambda>", value.lineno, value.lineno, signature_of(value.args, None, self.lines))
+        self.out.patches.append(Patch(PatchKind.ASSIGNMENT, self.loc(node), owner, name, fn, self.module,
+                                      wrapper=wrapper, guard=self.guard))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if (dotted(node.func) == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)):
+            owner = self.host_path(node.args[0])
+            if owner:
+                self._assignment(node, owner, node.args[1].value, node.args[2])
+        self.generic_visit(node)
+
+    # -- host reads ----------------------------------------------------------------------------
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.ctx, ast.Load):
+            path = self.host_path(node)
+            if path:
+                base = self.host_path(node.value) or ""
+                self.out.uses.append(HostUse(self.loc(node), path, base, self.guard))
+                return  # the longest chain only; its prefixes are implied
+        self.generic_visit(node)
+
+
+def discover(index: CodeIndex, modules: list[str], settings: Settings) -> PluginSurface:
+    """Walk each plugin module (in name order) and collect its host surface."""
+    names = PluginNames(index, settings.host)
+    out = PluginSurface()
+    for module in modules:
+        tree = index.parsed(module)
+        if tree is None:
+            continue
+        walker = _Walker(module, index.paths[module], names, settings, out, index.lines(module))
+        # Module-level functions first, so `Target.x = fn` can find `fn` defined later in the file.
+        for stmt in tree.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                walker.functions[stmt.name] = function_info(stmt, walker.lines)
+        for stmt in tree.body:
+            walker.visit(stmt)
+    return out
