@@ -71,10 +71,14 @@ def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] = (),
-                strict: bool = False) -> ScanResult:
-    """Run the checks judging NEW and judging OLD; label each NEW finding drift or latent."""
+                strict: bool = False, extra_checks: tuple[Check, ...] = ()) -> ScanResult:
+    """Run the checks judging NEW and judging OLD; label each NEW finding drift or latent.
+
+    `checks` names registered checks (all when empty); `extra_checks` are check objects run
+    instead, for checks from outside the registry (and tests of a check on its own).
+    """
     started = time.perf_counter()
-    selected = select_checks(checks)
+    selected = extra_checks or select_checks(checks)
     plugin = models.plugin
     on_new = _dedupe(_run_checks(selected, ScanContext(plugin, models.new, models.old, True, settings), strict))
     on_old = _dedupe(_run_checks(selected, ScanContext(plugin, models.old, models.new, False, settings), strict))
@@ -101,9 +105,9 @@ def _syntax_errors(plugin: PluginModel) -> Iterable[Finding]:
 
 def scan(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Settings, *,
          cache: IndexCache | None = None, checks: tuple[str, ...] = (), strict: bool = False,
-         progress: ProgressFn = no_progress) -> ScanResult:
+         extra_checks: tuple[Check, ...] = (), progress: ProgressFn = no_progress) -> ScanResult:
     """Index the three trees and run the selected checks (all by default)."""
     started = time.perf_counter()
     models = load_models(plugin, old, new, settings, cache=cache, progress=progress)
-    result = scan_models(models, settings, checks=checks, strict=strict)
+    result = scan_models(models, settings, checks=checks, strict=strict, extra_checks=extra_checks)
     return ScanResult(**{**result.__dict__, "seconds": time.perf_counter() - started})

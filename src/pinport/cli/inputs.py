@@ -1,0 +1,102 @@
+"""The three inputs every analysing command shares (plugin, OLD, NEW), with their defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+from packaging.version import Version
+
+from ..config import Settings, load_settings
+from ..errors import ConfigError, SourceNotFound
+from ..model.index import IndexCache
+from ..pins import read_pin
+from ..scan import Models, load_models
+from ..sources import Cache, SourceTree, list_versions, load_host, load_plugin
+from ..sources.progress import ProgressFn
+
+# The built-in default job: the newest ArcticInference release against the newest vLLM it was
+# not yet ported to. Fixed versions, so the default run is reproducible.
+DEFAULT_PLUGIN = "arctic-inference==0.3.0"
+DEFAULT_NEW = "0.33.0"
+
+
+@dataclass
+class Inputs:
+    plugin: SourceTree
+    old: SourceTree
+    new: SourceTree
+    settings: Settings
+    cache: Cache
+
+    def index_cache(self) -> IndexCache:
+        return IndexCache(self.cache.path("index", "summaries.sqlite"))
+
+    def load_models(self, progress: ProgressFn) -> Models:
+        return load_models(self.plugin, self.old, self.new, self.settings, cache=self.index_cache(),
+                           progress=progress)
+
+
+def input_options(func: Callable) -> Callable:
+    """The options that choose the plugin, OLD and NEW, the settings profile and the cache."""
+    options = [
+        click.option("--plugin", "plugin_spec", metavar="SPEC",
+                     help=f"plugin: a directory, REPO@REF or NAME==VERSION [default: {DEFAULT_PLUGIN}]"),
+        click.option("--old", "old_spec", metavar="SPEC",
+                     help="host OLD: a version, a directory, REPO@REF or 'installed' [default: the plugin's pin]"),
+        click.option("--new", "new_spec", metavar="SPEC",
+                     help="host NEW: same forms as --old [default: the newest release]"),
+        click.option("--old-tree", "old_tree", type=click.Path(), help="host OLD from a directory (alias of --old DIR)"),
+        click.option("--new-tree", "new_tree", type=click.Path(), help="host NEW from a directory (alias of --new DIR)"),
+        click.option("--profile", help="built-in settings profile (e.g. arctic_inference)"),
+        click.option("--host", "host", help="host package import name [default: vllm]"),
+        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+                     help="where releases and the index are cached [default: the user cache]"),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _newest(dist: str) -> str:
+    versions = [v for v in list_versions(dist) if not Version(v).is_prerelease]
+    if not versions:
+        raise SourceNotFound(f"no releases of {dist} found on the package index")
+    return versions[-1]
+
+
+def resolve_inputs(*, plugin_spec: str | None, old_spec: str | None, new_spec: str | None,
+                   old_tree: str | None, new_tree: str | None, profile: str | None, host: str | None,
+                   cache_dir: Path | None, progress: ProgressFn) -> Inputs:
+    """Fetch or locate the three trees; OLD defaults to the plugin's own pin."""
+    cache = Cache(cache_dir)
+    default_job = plugin_spec is None
+    plugin_spec = plugin_spec or DEFAULT_PLUGIN
+    overrides = {"profile": profile, "host": host}
+    local = Path(plugin_spec).expanduser()
+    early = load_settings(local, overrides) if local.is_dir() else None
+    plugin = load_plugin(plugin_spec, early, cache=cache, progress=progress)
+    settings = load_settings(plugin.project_root or plugin.root, overrides)
+    if old_spec and old_tree or new_spec and new_tree:
+        raise ConfigError("give --old or --old-tree (and --new or --new-tree), not both")
+    old_spec = old_spec or old_tree
+    new_spec = new_spec or new_tree
+    if not old_spec:
+        root = plugin.project_root or plugin.root
+        old_spec = read_pin(settings, lambda rel: _read(root / rel))
+        if not old_spec:
+            raise ConfigError(f"{plugin.label}: no exact {settings.host_dist} pin found; pass --old")
+    if not new_spec:
+        new_spec = DEFAULT_NEW if default_job else _newest(settings.host_dist)
+    old = load_host(old_spec, settings, cache=cache, progress=progress)
+    new = load_host(new_spec, settings, cache=cache, progress=progress)
+    return Inputs(plugin, old, new, settings, cache)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

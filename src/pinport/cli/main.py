@@ -1,0 +1,150 @@
+"""The command line: arguments, progress bars, output files, exit codes. The only code that prints.
+
+Exit codes: 0 no finding at or above the failing severity, 1 findings, 2 bad input or failure
+(one line `pinport: error: ...`, never a traceback), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from .. import __version__
+from ..checks import CHECKS
+from ..errors import PinportError
+from ..findings import ScanResult, Severity
+from ..report import RENDERERS, render
+from ..report.text import render_text
+from ..scan import scan_models
+from .inputs import input_options, resolve_inputs
+from .progress import progress_reporter
+
+EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 1, 2, 130
+
+
+def _fail(message: str) -> None:
+    click.echo(f"pinport: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _exit_code(result: ScanResult, fail_on: str) -> int:
+    threshold = Severity(fail_on).rank
+    return EXIT_FINDINGS if any(f.level.rank <= threshold for f in result.findings) else 0
+
+
+def _output_options(func: Callable) -> Callable:
+    options = [
+        click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True,
+                     help="report format"),
+        click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+                     help="write the report to FILE instead of standard output"),
+        click.option("--fail-on", type=click.Choice([s.value for s in Severity]),
+                     help="lowest severity that makes the exit code 1 [default: error]"),
+        click.option("--no-progress", is_flag=True, help="no progress bars"),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | None, no_progress: bool,
+         show_fixed: bool = False, **inputs: object) -> int:
+    with progress_reporter(enabled=not no_progress) as progress:
+        resolved = resolve_inputs(progress=progress, **inputs)  # type: ignore[arg-type]
+        models = resolved.load_models(progress)
+    result = scan_models(models, resolved.settings, checks=checks)
+    if not show_fixed:
+        result = ScanResult(**{**result.__dict__, "fixed": ()})
+    color = fmt == "text" and output is None and sys.stdout.isatty()
+    text = render_text(result, color=True) if color else render(result, fmt)
+    if output is not None:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise PinportError(f"cannot write {output}: {exc.strerror}") from None
+        click.echo(f"pinport: wrote {fmt} report to {output} ({len(result.findings)} findings)", err=True)
+    else:
+        click.echo(text, nl=False)
+    return _exit_code(result, fail_on or resolved.settings.fail_on)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="pinport")
+def cli() -> None:
+    """Find where a monkeypatching plugin breaks when its pinned host library moves, before anything runs."""
+
+
+@cli.command()
+@input_options
+@_output_options
+@click.option("--checks", "check_names", metavar="NAMES", default="",
+              help=f"comma-separated checks to run [default: all: {', '.join(c.name for c in CHECKS)}]")
+@click.option("--show-fixed", is_flag=True, help="also list findings that held on OLD and the move fixes")
+def scan(check_names: str, **options: object) -> None:
+    """Run every check: the plugin against host OLD and NEW (no arguments: the built-in default job)."""
+    names = tuple(n.strip() for n in check_names.split(",") if n.strip())
+    sys.exit(_run(names, **options))  # type: ignore[arg-type]
+
+
+def _single_check_command(name: str, description: str, drift: tuple[int, ...]) -> click.Command:
+    numbers = ", ".join(f"#{d}" for d in drift)
+
+    @input_options
+    @_output_options
+    def command(**options: object) -> None:
+        sys.exit(_run((name,), **options))  # type: ignore[arg-type]
+
+    command.__doc__ = f"Only the {name} check ({numbers or 'no drift number'}): {description}."
+    return click.command(name)(command)
+
+
+for _check in CHECKS:
+    cli.add_command(_single_check_command(_check.name, _check.description, _check.drift))
+
+
+@cli.command("checks")
+def list_checks() -> None:
+    """List the checks, the drift numbers they cover and the finding codes they emit."""
+    for check in CHECKS:
+        numbers = ", ".join(f"#{d}" for d in check.drift) or "-"
+        click.echo(f"{check.name:<14} {numbers:<14} {check.description}")
+        for kind in check.kinds:
+            click.echo(f"    {kind.code}  {kind.severity.value:<7} {kind.name}")
+
+
+def _register_optional_commands() -> None:
+    from .ledger import ledger_command
+
+    cli.add_command(ledger_command, "ledger")
+
+
+_register_optional_commands()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI in-process and return its exit code (tests call this)."""
+    try:
+        cli.main(args=argv, prog_name="pinport", standalone_mode=False)
+    except PinportError as exc:
+        click.echo(f"pinport: error: {exc}", err=True)
+        return EXIT_ERROR
+    except click.exceptions.Abort:
+        click.echo("pinport: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        click.echo("pinport: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_ERROR
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_ERROR
+    return 0
+
+
+def entry() -> None:
+    """The console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Override signatures (#1, #2): one positive and one negative case per kind."""
+
+import pytest
+from harness import codes, only, run_scan
+
+from pinport.checks.override_signature import SignaturesCheck
+
+PATCH = "plug/patch.py"
+HEADER = """
+from plug.patching import ArcticPatch
+from host.runner import Runner
+"""
+PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
+
+
+def scan(old_sig: str, new_sig: str, plugin_sig: str, body: str = "pass"):
+    old = {"host/runner.py": f"class Runner:\n    def step{old_sig}:\n        pass\n"}
+    new = {"host/runner.py": f"class Runner:\n    def step{new_sig}:\n        pass\n"}
+    plugin = {PATCH: HEADER + f"\nclass RunnerPatch(ArcticPatch[Runner]):\n    def step{plugin_sig}:\n        {body}\n",
+              **PATCHING}
+    return run_scan(old, new, plugin, checks=(SignaturesCheck(),))
+
+
+@pytest.mark.parametrize(("old", "new", "plugin", "expected"), [
+    # 1: upstream adds a parameter the override does not take
+    ("(self, a)", "(self, a, is_profiling=False)", "(self, a)", ["PP0101"]),
+    ("(self, a)", "(self, a)", "(self, a)", []),
+    # a passthrough accepts anything
+    ("(self, a)", "(self, a, b=1)", "(self, *args, **kwargs)", []),
+    # 1: a rename at the same position
+    ("(self, a, spec)", "(self, a, metadata)", "(self, a, spec)", ["PP0102"]),
+    # 1: reordered positional parameters
+    ("(self, a, b)", "(self, b, a)", "(self, a, b)", ["PP0103"]),
+    # 1: keyword-only in the override but positional upstream
+    ("(self, a, b)", "(self, a, b)", "(self, a, *, b)", ["PP0104"]),
+    # 1: default differs (informational)
+    ("(self, a=1)", "(self, a=2)", "(self, a=1)", ["PP0105"]),
+    # 2: the override requires a parameter upstream never passes
+    ("(self, a)", "(self, a)", "(self, a, extra)", ["PP0201"]),
+    # 2: upstream dropped a parameter the override still takes (optional)
+    ("(self, a, spec=None)", "(self, a)", "(self, a, spec=None)", ["PP0202"]),
+    # the base's **kwargs carries an extra keyword
+    ("(self, a, **kw)", "(self, a, **kw)", "(self, a, extra)", []),
+])
+def test_signature_kinds(old, new, plugin, expected):
+    assert codes(scan(old, new, plugin)) == expected
+
+
+def test_added_parameter_evidence_and_status():
+    result = scan("(self, a)", "(self, a, is_profiling=False)", "(self, a)")
+    finding = only(result, "PP0101")
+    assert finding.status.value == "drift"
+    assert finding.plugin.path == PATCH and finding.plugin.unit == "RunnerPatch.step"
+    assert finding.new.path == "host/runner.py" and finding.new.line == 2
+    assert "is_profiling" in finding.new.snippet and "is_profiling" not in finding.old.snippet
+    assert "is_profiling=False" in finding.suggestion
+
+
+def test_latent_when_already_broken_on_old():
+    result = scan("(self, a, b)", "(self, a, b)", "(self, a)")
+    assert only(result, "PP0101").status.value == "latent"
+
+
+def test_dropped_parameter_reports_use():
+    result = scan("(self, a, spec=None)", "(self, a)", "(self, a, spec=None)", body="return spec")
+    assert only(result, "PP0202").args["usage"] == " and uses it"
+
+
+def test_inherited_method_is_found_through_mro():
+    old = {"host/base.py": "class Base:\n    def step(self, a):\n        pass\n",
+           "host/runner.py": "from host.base import Base\n\nclass Runner(Base):\n    pass\n"}
+    new = {"host/base.py": "class Base:\n    def step(self, a, b):\n        pass\n",
+           "host/runner.py": "from host.base import Base\n\nclass Runner(Base):\n    pass\n"}
+    plugin = {PATCH: HEADER + "\nclass RunnerPatch(ArcticPatch[Runner]):\n    def step(self, a):\n        pass\n",
+              **PATCHING}
+    result = run_scan(old, new, plugin, checks=(SignaturesCheck(),))
+    assert codes(result) == ["PP0101"]
+    assert only(result, "PP0101").new.path == "host/base.py"
+
+
+@pytest.mark.parametrize(("old_has", "new_has", "expected"), [
+    (True, False, ["PP0203"]),  # upstream dropped it: the override overrides nothing
+    (False, True, ["PP0106"]),  # upstream added a member of the same name: collision
+    (False, False, ["PP0002"]),  # plugin-only member (informational)
+    (True, True, []),
+])
+def test_member_presence(old_has, new_has, expected):
+    member = "    def extra(self):\n        pass\n"
+    old = {"host/runner.py": "class Runner:\n    x = 1\n" + (member if old_has else "")}
+    new = {"host/runner.py": "class Runner:\n    x = 1\n" + (member if new_has else "")}
+    plugin = {PATCH: HEADER + "\nclass RunnerPatch(ArcticPatch[Runner]):\n    def extra(self):\n        pass\n",
+              **PATCHING}
+    assert codes(run_scan(old, new, plugin, checks=(SignaturesCheck(),))) == expected
+
+
+def test_module_function_replacement():
+    old = {"host/state.py": "def graph_capture(device):\n    pass\n"}
+    new = {"host/state.py": "def graph_capture(device, graph_capture_context=None):\n    pass\n"}
+    plugin = {PATCH: "from plug.patching import ArcticPatch\nimport host.state as state\n\n"
+                     "class StatePatch(ArcticPatch[state]):\n    def graph_capture(device):\n        pass\n",
+              **PATCHING}
+    result = run_scan(old, new, plugin, checks=(SignaturesCheck(),))
+    assert only(result, "PP0101").args["param"] == "graph_capture_context"
+
+
+def test_assignment_replacement():
+    old = {"host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"}
+    new = {"host/runner.py": "class Runner:\n    def step(self, a, b):\n        pass\n"}
+    plugin = {PATCH: "from host.runner import Runner\n\ndef my_step(self, a):\n    pass\n\n"
+                     "def apply():\n    Runner.step = my_step\n"}
+    result = run_scan(old, new, plugin, checks=(SignaturesCheck(),))
+    assert only(result, "PP0101").plugin.line == 7
+
+
+def test_subclass_override_is_capped_at_warning():
+    old = {"host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"}
+    new = {"host/runner.py": "class Runner:\n    def step(self, a, b):\n        pass\n"}
+    plugin = {PATCH: "from host.runner import Runner\n\nclass Mine(Runner):\n    def step(self, a):\n        pass\n"}
+    finding = only(run_scan(old, new, plugin, checks=(SignaturesCheck(),)), "PP0101")
+    assert finding.level.value == "warning"
