@@ -1,0 +1,68 @@
+"""Real releases from the package registry, fetched once into the user cache and reused."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from pinport.config import Settings, load_settings
+from pinport.model.index import IndexCache
+from pinport.scan import Models, load_models
+from pinport.sources import Cache, SourceTree, fetch_release
+
+PLUGIN_DIST = "arctic-inference"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/real/" in str(item.fspath).replace("\\", "/"):
+            item.add_marker(pytest.mark.real)
+
+
+@cache
+def _cache() -> Cache:
+    return Cache()
+
+
+@cache
+def _vllm(version: str) -> SourceTree:
+    return fetch_release("vllm", version, cache=_cache(), prefer="wheel", packages=("vllm",))
+
+
+@cache
+def _plugin(version: str) -> SourceTree:
+    return fetch_release(PLUGIN_DIST, version, cache=_cache(), prefer="sdist")
+
+
+@cache
+def _models(plugin_version: str, old: str, new: str) -> tuple[Models, Settings]:
+    plugin = _plugin(plugin_version)
+    settings = load_settings(plugin.project_root or plugin.root)
+    index_cache = IndexCache(_cache().path("index", "summaries.sqlite"))
+    return load_models(plugin, _vllm(old), _vllm(new), settings, cache=index_cache), settings
+
+
+@pytest.fixture(scope="session")
+def vllm_tree() -> Callable[[str], SourceTree]:
+    """vllm_tree("0.26.0") -> the SourceTree of that vLLM wheel's sources."""
+    return _vllm
+
+
+@pytest.fixture(scope="session")
+def plugin_tree() -> Callable[[str], SourceTree]:
+    """plugin_tree("0.3.0") -> the SourceTree of that arctic-inference sdist."""
+    return _plugin
+
+
+@pytest.fixture(scope="session")
+def real_models() -> Callable[[str, str, str], tuple[Models, Settings]]:
+    """real_models("0.3.0", "0.26.0", "0.33.0") -> (indexed models, the plugin's settings), memoised."""
+    return _models
+
+
+@pytest.fixture(scope="session")
+def user_cache() -> Path:
+    return _cache().root

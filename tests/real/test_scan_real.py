@@ -1,0 +1,75 @@
+"""The core checks on real releases: named breaks verified by reading the vLLM sources."""
+
+from __future__ import annotations
+
+import pytest
+
+from pinport.findings import Severity, Status
+from pinport.scan import scan_models
+
+
+def _find(result, code: str, subject_end: str, **args: str):
+    hits = [f for f in result.findings if f.code == code and f.subject.endswith(subject_end)
+            and all(f.args.get(k) == v for k, v in args.items())]
+    assert hits, f"no {code} for {subject_end} {args}: {[(f.code, f.subject) for f in result.findings]}"
+    return hits[0]
+
+
+@pytest.fixture(scope="module")
+def move_26_33(real_models):
+    models, settings = real_models("0.3.0", "0.26.0", "0.33.0")
+    return scan_models(models, settings, checks=("imports", "signatures", "aliases"), strict=True)
+
+
+@pytest.fixture(scope="module")
+def own_pin(real_models):
+    models, settings = real_models("0.3.0", "0.26.0", "0.26.0")
+    return scan_models(models, settings, checks=("imports", "signatures", "aliases"), strict=True)
+
+
+def test_moved_symbol_is_found_with_its_new_home(move_26_33):
+    # vLLM 0.33.0 moved is_quantized_kv_cache out of vllm.utils.torch_utils (#4).
+    finding = _find(move_26_33, "PP0402", "torch_utils.is_quantized_kv_cache")
+    assert finding.status is Status.DRIFT
+    assert finding.args["where"] == "vllm.v1.kv_cache_interface.is_quantized_kv_cache"
+    assert finding.plugin.path == "arctic_inference/vllm/attention/flash_attn_forest_cascade.py"
+    assert finding.old.path == "vllm/utils/torch_utils.py"
+    assert finding.new.path == "vllm/v1/kv_cache_interface.py"
+
+
+def test_parameter_added_upstream_to_patched_method(move_26_33):
+    # GPUModelRunner.initialize_kv_cache gained kv_cache_allocation_context in 0.33.0 (#1).
+    finding = _find(move_26_33, "PP0101", "GPUModelRunner.initialize_kv_cache",
+                    param="kv_cache_allocation_context")
+    assert finding.plugin.unit == "GPUModelRunnerPatch.initialize_kv_cache"
+    assert finding.new.path == "vllm/v1/worker/gpu_model_runner.py"
+    assert "kv_cache_allocation_context" in finding.new.snippet
+    assert "kv_cache_allocation_context" not in finding.old.snippet
+
+
+def test_replaced_module_function_lost_a_parameter(move_26_33):
+    # parallel_state.graph_capture no longer takes graph_capture_context in 0.33.0 (#2).
+    finding = _find(move_26_33, "PP0202", "parallel_state.graph_capture", param="graph_capture_context")
+    assert finding.plugin.path == "arctic_inference/vllm/ulysses.py"
+
+
+def test_override_of_dropped_method_overrides_nothing(move_26_33):
+    finding = _find(move_26_33, "PP0203", "GPUModelRunner._pad_for_sequence_parallelism")
+    assert finding.level is Severity.ERROR and finding.new is None and finding.old is not None
+
+
+def test_removed_module_takes_its_patch_target_with_it(move_26_33):
+    _find(move_26_33, "PP0401", "", module="vllm.transformers_utils.configs.mlp_speculator")
+    _find(move_26_33, "PP0003", "mlp_speculator.MLPSpeculatorConfig")
+
+
+def test_latent_break_on_the_current_pin(own_pin):
+    # The forest-cascade fork's supports_combination lacks use_mm_prefix, which vLLM 0.26.0's
+    # AttentionBackend.validate_configuration passes positionally: broken on the pin already.
+    finding = _find(own_pin, "PP0101", "AttentionBackend.supports_combination", param="use_mm_prefix")
+    assert finding.status is Status.LATENT
+
+
+def test_no_error_findings_against_own_pin(own_pin):
+    errors = [(f.code, f.subject, f.message) for f in own_pin.findings if f.level is Severity.ERROR]
+    assert errors == []
