@@ -199,11 +199,13 @@ def _shape_similarity(a: Symbol, b: Symbol) -> float:
     """How alike two definitions look: parameter names for functions, member names for classes."""
     def shape(sym: Symbol) -> set[str]:
         if isinstance(sym.obj, FunctionInfo):
-            return {p.name for p in sym.obj.signature.params} | {f"->{sym.obj.signature.returns}"}
+            returns = sym.obj.signature.returns
+            return {p.name for p in sym.obj.signature.params if p.name not in ("self", "cls")} | (
+                {f"->{returns}"} if returns and returns != "None" else set())
         if isinstance(sym.obj, ClassInfo):
             return set(sym.obj.methods) | set(sym.obj.attributes)
         return set()
     sa, sb = shape(a), shape(b)
-    if not sa and not sb:
-        return 0.5
+    if not sa or not sb:
+        return 0.3 if not sa and not sb else 0.0  # nothing to compare is weak evidence either way
     return len(sa & sb) / len(sa | sb)

@@ -1,0 +1,58 @@
+"""Aliases (`_orig_*`) and patch targets resolve in NEW, through inheritance."""
+
+from harness import codes, only, run_scan
+
+from pinport.checks.aliases import AliasesCheck
+
+PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
+
+
+def scan(old: dict, new: dict, body: str, target: str = "Runner"):
+    src = (f"from plug.patching import ArcticPatch\nfrom host.runner import {target}\n\n"
+           f"class RunnerPatch(ArcticPatch[{target}]):\n{body}")
+    return run_scan(old, new, {"plug/patch.py": src, **PATCHING}, checks=(AliasesCheck(),))
+
+
+RUNNER = "class Runner:\n    def load_model(self):\n        pass\n"
+
+
+def test_alias_to_dropped_member_is_an_error_with_old_evidence():
+    new = {"host/runner.py": "class Runner:\n    def load_weights(self):\n        pass\n"}
+    finding = only(scan({"host/runner.py": RUNNER}, new, "    _orig_load = Runner.load_model\n"), "PP0001")
+    assert finding.args["alias"] == "_orig_load"
+    assert finding.old.path == "host/runner.py" and finding.old.line == 2 and finding.new is None
+    assert finding.plugin.line == 5
+
+
+def test_alias_to_inherited_member_resolves():
+    tree = {"host/base.py": RUNNER.replace("Runner", "Base"),
+            "host/runner.py": "from host.base import Base\n\nclass Runner(Base):\n    pass\n"}
+    assert codes(scan(tree, tree, "    _orig_load = Runner.load_model\n")) == []
+
+
+def test_unchanged_alias_not_flagged():
+    tree = {"host/runner.py": RUNNER}
+    assert codes(scan(tree, tree, "    _orig_load = Runner.load_model\n")) == []
+
+
+def test_patch_target_missing():
+    old = {"host/runner.py": RUNNER, "host/other.py": "class Other:\n    pass\n"}
+    new = {"host/runner.py": "class Runner:\n    pass\n"}
+    result = run_scan(old, new, {"plug/p.py": "from plug.patching import ArcticPatch\nimport host.other as o\n\n"
+                                              "class P(ArcticPatch[o.Other]):\n    pass\n", **PATCHING},
+                      checks=(AliasesCheck(),))
+    assert only(result, "PP0003").subject == "host.other.Other"
+
+
+def test_patch_target_became_a_factory():
+    old = {"host/runner.py": RUNNER}
+    new = {"host/runner.py": "def Runner(*args):\n    return object()\n"}
+    assert codes(scan(old, new, "    x = 1\n")) == ["PP0004"]
+
+
+def test_custom_patch_helper_name():
+    old = {"host/runner.py": RUNNER}
+    new = {"host/runner.py": "class Runner:\n    pass\n"}
+    src = "from host.runner import Runner\nfrom plug.h import Helper\n\nclass P(Helper[Runner]):\n    _o = Runner.load_model\n"
+    plugin = {"plug/p.py": src, "plug/h.py": "class Helper:\n    pass\n"}
+    assert codes(run_scan(old, new, plugin, checks=(AliasesCheck(),), patch_helpers=("Helper",))) == ["PP0001"]

@@ -1,0 +1,107 @@
+"""The CLI in-process: exit codes, formats, output files and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from harness import write_tree
+
+from pinport.cli.main import main
+
+PYPROJECT = """
+[project]
+name = "plug"
+optional-dependencies = {host = ["host==1.0"]}
+
+[tool.pinport]
+host = "host"
+plugin-package = "plug"
+"""
+
+
+@pytest.fixture()
+def trees(tmp_path: Path) -> dict[str, Path]:
+    old, new, plugin = tmp_path / "old", tmp_path / "new", tmp_path / "plugin"
+    write_tree(old, {"host/__init__.py": "", "host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"})
+    write_tree(new, {"host/__init__.py": "",
+                     "host/runner.py": "class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n"})
+    write_tree(plugin, {
+        "pyproject.toml": PYPROJECT,
+        "plug/__init__.py": "",
+        "plug/patch.py": "from host.runner import Runner\n\nclass Mine(Runner):\n    def step(self, a):\n        pass\n",
+        "plug/broken.py": "def oops(:\n",
+    })
+    return {"old": old, "new": new, "plugin": plugin, "tmp": tmp_path}
+
+
+def _args(trees: dict[str, Path], *extra: str) -> list[str]:
+    return ["scan", "--plugin", str(trees["plugin"]), "--old", str(trees["old"]), "--new", str(trees["new"]),
+            "--cache-dir", str(trees["tmp"] / "cache"), "--no-progress", *extra]
+
+
+def test_text_report_and_exit_code(trees, capsys):
+    assert main(_args(trees)) == 1  # the plugin file that does not parse is an error finding
+    out = capsys.readouterr().out
+    assert "PP0101" in out and "plug/patch.py:4" in out
+    assert "PP0005" in out and "plug/broken.py" in out  # reported, and the other file still analysed
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "markdown"])
+def test_formats_to_file(trees, fmt, capsys):
+    out_file = trees["tmp"] / f"report.{fmt}"
+    assert main(_args(trees, "--format", fmt, "-o", str(out_file))) == 1
+    text = out_file.read_text(encoding="utf-8")
+    assert "PP0101" in text
+    if fmt != "markdown":
+        json.loads(text)
+    assert "wrote" in capsys.readouterr().err
+
+
+def test_json_carries_evidence(trees, capsys):
+    main(_args(trees, "--format", "json", "--checks", "signatures"))
+    data = json.loads(capsys.readouterr().out)
+    finding = next(f for f in data["findings"] if f["code"] == "PP0101")
+    assert finding["plugin"]["path"] == "plug/patch.py" and finding["new"]["path"] == "host/runner.py"
+    assert finding["drift"] == 1 and finding["status"] == "drift"
+
+
+def test_fail_on(trees, capsys):
+    (trees["plugin"] / "plug" / "broken.py").unlink()
+    # the subclass finding is capped at warning: exit 0 unless warnings fail too
+    assert main(_args(trees, "--checks", "signatures")) == 0
+    assert main(_args(trees, "--checks", "signatures", "--fail-on", "warning")) == 1
+
+
+def test_single_check_command(trees, capsys):
+    (trees["plugin"] / "plug" / "broken.py").unlink()
+    args = _args(trees)
+    args[0] = "signatures"
+    assert main(args) == 0
+    assert "PP0101" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["scan", "--plugin", "/no/such/dir", "--old", "/x", "--new", "/y"], "plugin '/no/such/dir'"),
+    (["scan", "--checks", "nope"], "unknown check 'nope'"),
+])
+def test_bad_input_is_one_line_exit_2(trees, argv, fragment, capsys):
+    if argv[1] == "--checks":
+        argv = _args(trees, "--checks", "nope")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pinport: error:") and fragment in err and err.count("\n") == 1
+
+
+def test_missing_host_directory(trees, capsys):
+    args = _args(trees)
+    args[args.index("--new") + 1] = str(trees["tmp"] / "nothing-here")
+    assert main(args) == 2
+    assert "pinport: error:" in capsys.readouterr().err
+
+
+def test_checks_listing(capsys):
+    assert main(["checks"]) == 0
+    out = capsys.readouterr().out
+    assert "signatures" in out and "PP0101" in out
