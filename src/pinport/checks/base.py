@@ -14,7 +14,7 @@ from typing import Protocol
 from ..config import Settings
 from ..findings import Finding, Kind, Location
 from ..model.index import CodeIndex
-from ..model.resolve import Resolver, Symbol
+from ..model.resolve import MODULE, Resolver, Symbol
 from ..plugin.model import PluginModel
 
 
@@ -36,7 +36,9 @@ class HostView:
         """Evidence for a symbol: its file and line in this tree, with the line's text."""
         if sym is None or not sym.module or sym.module not in self.index.paths:
             return None
-        text = snippet if snippet is not None else self.index.line_text(sym.module, sym.line)
+        if snippet is None:
+            snippet = f"module {sym.path}" if sym.kind == MODULE else self.index.line_text(sym.module, sym.line)
+        text = snippet
         return Location(self.index.paths[sym.module], sym.line, 0, sym.path, text)
 
 

@@ -116,7 +116,6 @@ class SignaturesCheck:
         o_var_pos = any(p.kind is ParamKind.VAR_POSITIONAL for p in o_params)
         o_var_kw = any(p.kind is ParamKind.VAR_KEYWORD for p in o_params)
         label = ctx.host.label
-        sig_base = f"def {base.obj.name}{base.obj.signature.render()}"
         evidence = self._evidence(ctx, patch, base, other_base)
         base_path = base.path
         other_fn = other_base.obj if other_base is not None and isinstance(other_base.obj, FunctionInfo) else None
@@ -125,7 +124,7 @@ class SignaturesCheck:
         # A plain subclass's method is called by the host only where the host uses the subclass
         # polymorphically, which static analysis cannot always see: cap those at warning.
         cap = Severity.WARNING if patch.kind is PatchKind.OVERRIDE else None
-        notes = (f"{label}: {sig_base}", f"plugin: def {fn.name}{fn.signature.render()}") + (
+        notes = (f"plugin: def {fn.name}{fn.signature.render()}",) + (
             ("ordinary subclass: breaks where the host calls this method on the subclass",) if cap else ())
 
         def finding(kind: Kind, suggestion: str, severity: Severity | None = None, **args: str) -> Finding:
