@@ -85,7 +85,8 @@ def _coerce(raw: dict, origin: str) -> dict:
 
 def available_profiles() -> list[str]:
     folder = resources.files("pinport") / "profiles"
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
+    return sorted(p.name[:-5] for p in folder.iterdir()
+                  if p.name.endswith(".toml") and not p.name.endswith(".probes.toml"))
 
 
 def load_profile(name: str) -> dict:

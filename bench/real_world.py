@@ -1,0 +1,133 @@
+"""Real-world benchmark: pinport on the real ArcticInference rebases, scored against what people did.
+
+    python bench/real_world.py [--checks imports,signatures,...] [--json FILE]
+
+For each consecutive pair of arctic-inference releases across a pin change (BEFORE pinned to
+OLD, AFTER pinned to NEW), it scans BEFORE against OLD -> NEW and compares the plugin units
+(functions, methods, module-level code) pinport flagged with the units the maintainers changed
+between the two releases:
+
+- recall    = flagged units that changed / units that changed (and touch the host)
+- precision = flagged units that changed / flagged units
+- after-pin = error/warning findings on AFTER scanned against its own pin (a false-positive proxy)
+
+Releases mix rebases with feature work, so precision is a lower bound: a unit that was flagged
+but left alone may still be broken (latent findings especially).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from pinport.config import load_settings
+from pinport.findings import Severity
+from pinport.model.index import IndexCache
+from pinport.scan import load_models, scan_models
+from pinport.sources import Cache, SourceTree, fetch_release
+
+PAIRS = [  # (before, after, before's pin, after's pin)
+    ("0.0.4", "0.0.6", "0.8.1", "0.8.4"),
+    ("0.0.7", "0.0.8", "0.8.4", "0.9.0.1"),
+    ("0.0.8", "0.0.9", "0.9.0.1", "0.9.2"),
+    ("0.0.9", "0.1.0", "0.9.2", "0.10.1"),
+    ("0.1.1", "0.1.2", "0.10.1", "0.11.0"),
+    ("0.1.2", "0.2.0", "0.11.0", "0.18.0"),
+    ("0.2.0", "0.3.0", "0.18.0", "0.26.0"),
+]
+
+
+def unit_hashes(tree: SourceTree, package: str) -> dict[tuple[str, str], str]:
+    """(file, qualified unit) -> hash of its normalised AST; '<module>' is the module-level code."""
+    out: dict[tuple[str, str], str] = {}
+    for rel in tree.files:
+        if not rel.endswith(".py") or not rel.startswith(package + "/"):
+            continue
+        try:
+            module = ast.parse(tree.read_text(rel))
+        except SyntaxError:
+            continue
+        top: list[str] = []
+        stack: list[tuple[list[ast.stmt], str]] = [(module.body, "")]
+        while stack:
+            body, prefix = stack.pop()
+            for node in body:
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    out[(rel, prefix + node.name)] = hashlib.sha1(ast.dump(node).encode()).hexdigest()
+                elif isinstance(node, ast.ClassDef):
+                    stack.append((node.body, f"{prefix}{node.name}."))
+                    out[(rel, prefix + node.name)] = hashlib.sha1(
+                        ast.dump(ast.Module([s for s in node.body if not isinstance(
+                            s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)], []))
+                        .encode()).hexdigest()
+                elif not prefix:
+                    top.append(ast.dump(node))
+        out[(rel, "<module>")] = hashlib.sha1("\n".join(top).encode()).hexdigest()
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checks", default="", help="comma-separated checks (default: all)")
+    parser.add_argument("--json", type=Path, help="also write the numbers as JSON")
+    args = parser.parse_args()
+    checks = tuple(c for c in args.checks.split(",") if c)
+    cache = Cache()
+    index_cache = IndexCache(cache.path("index", "summaries.sqlite"))
+    rows = []
+    for before, after, old, new in PAIRS:
+        started = time.perf_counter()
+        plugin_before = fetch_release("arctic-inference", before, cache=cache, prefer="sdist")
+        plugin_after = fetch_release("arctic-inference", after, cache=cache, prefer="sdist")
+        host_old = fetch_release("vllm", old, cache=cache, prefer="wheel", packages=("vllm",))
+        host_new = fetch_release("vllm", new, cache=cache, prefer="wheel", packages=("vllm",))
+        settings = load_settings(plugin_before.project_root or plugin_before.root)
+        models = load_models(plugin_before, host_old, host_new, settings, cache=index_cache)
+        result = scan_models(models, settings, checks=checks)
+        serious = [f for f in result.findings if f.level is not Severity.INFO and f.plugin]
+        scanned = set(models.plugin.modules)
+        package = models.plugin.package
+        files = {models.plugin.index.paths[m] for m in scanned}
+        h_before = {k: v for k, v in unit_hashes(plugin_before, package).items() if k[0] in files}
+        h_after = unit_hashes(plugin_after, package)
+        changed = {k for k, v in h_before.items() if h_after.get(k) != v}
+        # a finding in a method flags the method; module-level findings flag '<module>'
+        flagged = {(f.plugin.path, f.plugin.unit) for f in serious}
+        hit = flagged & changed
+        after_settings = load_settings(plugin_after.project_root or plugin_after.root)
+        after_models = load_models(plugin_after, host_new, host_new, after_settings, cache=index_cache)
+        after_result = scan_models(after_models, after_settings, checks=checks)
+        after_serious = [f for f in after_result.findings if f.level is not Severity.INFO]
+        rows.append({
+            "pair": f"{before} -> {after}", "pins": f"{old} -> {new}",
+            "findings": len(result.findings), "errors": result.count(Severity.ERROR),
+            "warnings": result.count(Severity.WARNING),
+            "by_check": dict(sorted(Counter(f.kind.check for f in result.findings).items())),
+            "drift": sum(1 for f in result.findings if f.status.value == "drift"),
+            "latent": sum(1 for f in result.findings if f.status.value == "latent"),
+            "changed_units": len(changed), "flagged_units": len(flagged), "flagged_and_changed": len(hit),
+            "recall": round(len(hit) / len(changed), 3) if changed else None,
+            "precision": round(len(hit) / len(flagged), 3) if flagged else None,
+            "after_on_own_pin": len(after_serious),
+            "after_errors_on_own_pin": sum(1 for f in after_serious if f.level is Severity.ERROR),
+            "seconds": round(time.perf_counter() - started, 1),
+        })
+        row = rows[-1]
+        print(f"{row['pair']:<15} {row['pins']:<17} findings {row['findings']:>3} (E{row['errors']} "
+              f"W{row['warnings']})  changed {row['changed_units']:>3} flagged {row['flagged_units']:>3} "
+              f"hit {row['flagged_and_changed']:>3}  recall {row['recall']}  precision {row['precision']}  "
+              f"after-on-own-pin {row['after_on_own_pin']} (E{row['after_errors_on_own_pin']})  "
+              f"{row['seconds']}s", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

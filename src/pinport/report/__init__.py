@@ -1,0 +1,32 @@
+"""Renderers from a ScanResult to text; the CLI picks one by name and decides where it goes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pinport.errors import ConfigError
+from pinport.findings import ScanResult
+from pinport.report.json import render_json
+from pinport.report.markdown import render_markdown
+from pinport.report.sarif import render_sarif
+from pinport.report.text import render_text
+
+__all__ = ["RENDERERS", "render", "render_json", "render_markdown", "render_sarif", "render_text"]
+
+# Format name -> pure renderer. Each returns the whole document ending in a newline and prints nothing.
+RENDERERS: dict[str, Callable[[ScanResult], str]] = {
+    "text": render_text,
+    "json": render_json,
+    "sarif": render_sarif,
+    "markdown": render_markdown,
+}
+
+
+def render(result: ScanResult, fmt: str) -> str:
+    """Render `result` in the named format, so callers never import a renderer module directly."""
+    try:
+        renderer = RENDERERS[fmt]
+    except KeyError:
+        known = ", ".join(RENDERERS)
+        raise ConfigError(f"unknown report format {fmt!r} (known: {known})") from None
+    return renderer(result)

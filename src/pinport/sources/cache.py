@@ -1,0 +1,190 @@
+"""The user cache: one directory per extracted release or commit, built once, locked, validated."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import platformdirs
+
+from ..errors import CacheError
+from .archive import safe_relpath
+from .progress import ProgressFn, no_progress
+from .tree import SourceTree
+
+CACHE_DIR_VARIABLE = "PINPORT_CACHE_DIR"
+MANIFEST = "manifest.json"
+_FORMAT = 1
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+,\[\]-]*$")
+
+Build = Callable[[Path], SourceTree]  # staging dir -> tree whose root lies inside it
+
+
+def default_root() -> Path:
+    """The cache location: $PINPORT_CACHE_DIR (the one environment read), else the user cache."""
+    override = os.environ.get(CACHE_DIR_VARIABLE)
+    return Path(override).expanduser() if override else Path(platformdirs.user_cache_dir("pinport"))
+
+
+class Cache:
+    """Entries live at `<root>/<kind>/<name>/` (`wheels/vllm-0.26.0`, `git/<sha>`).
+
+    Each holds the extracted files and a `manifest.json` written last; an entry is
+    built in a staging directory beside it and moved into place in one rename, under
+    an flock on `<kind>/<name>.lock` so concurrent runs build it once.
+    """
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root if root is not None else default_root()
+
+    def path(self, *parts: str) -> Path:
+        """A path inside the cache root, for other components' own files (an index database)."""
+        return self.root.joinpath(*parts)
+
+    def entry_dir(self, kind: str, name: str) -> Path:
+        for part in (kind, name):
+            if not _NAME.match(part):
+                raise ValueError(f"bad cache entry name {part!r}")
+        return self.root / kind / name
+
+    def _ensure_dir(self, path: Path) -> None:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            if not os.access(path, os.W_OK):
+                raise PermissionError(13, "Permission denied")
+        except OSError as exc:
+            raise CacheError(
+                f"cannot write the cache at {self.root}: {exc.strerror or exc}"
+            ) from None
+
+    @contextmanager
+    def lock(self, kind: str, name: str, progress: ProgressFn = no_progress) -> Iterator[None]:
+        """Hold one entry's inter-process lock; waits, and says so, while another run has it."""
+        entry = self.entry_dir(kind, name)
+        self._ensure_dir(entry.parent)
+        try:
+            handle = open(entry.parent / f"{name}.lock", "a+b")
+        except OSError as exc:
+            raise CacheError(f"cannot write the cache at {self.root}: {exc.strerror}") from None
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                progress(f"waiting for another pinport run to finish {kind}/{name}", 0, None)
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def load(
+        self, kind: str, name: str, build: Build, *, progress: ProgressFn = no_progress
+    ) -> SourceTree:
+        """The entry's tree: from the cache when intact, else built by `build(staging)`, stored."""
+        entry = self.entry_dir(kind, name)
+        # Entries are immutable once renamed into place, so an intact one is read without the
+        # lock (which also serves a cache that is read-only for this user).
+        tree = _read_entry(entry)
+        if tree is not None:
+            return tree
+        with self.lock(kind, name, progress):
+            if entry.exists():
+                tree = _read_entry(entry)
+                if tree is not None:
+                    return tree
+                progress(f"rebuilding corrupt cache entry {kind}/{name}", 0, None)
+                self._remove(entry)
+            for stale in entry.parent.glob(f".{name}.staging-*"):  # left by a killed run
+                self._remove(stale)
+            return self._build(entry, build)
+
+    def _build(self, entry: Path, build: Build) -> SourceTree:
+        try:
+            staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}.staging-", dir=entry.parent))
+        except OSError as exc:
+            raise CacheError(f"cannot write the cache at {self.root}: {exc.strerror}") from None
+        try:
+            tree = build(staging)
+            manifest = _manifest(tree, staging)
+            (staging / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+            # mkdtemp made it private; an entry is as readable as the files in it
+            staging.chmod(0o755)
+            os.replace(staging, entry)
+        except OSError as exc:
+            # build() turns network failures into PinportErrors; what is left is the disk
+            raise CacheError(f"cannot write cache entry {entry}: {exc.strerror or exc}") from None
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        return _tree_from(manifest, entry)
+
+    def _remove(self, path: Path) -> None:
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError as exc:
+            raise CacheError(f"cannot remove cache entry {path}: {exc.strerror}") from None
+
+
+def _relative(path: Path | None, staging: Path) -> str | None:
+    return None if path is None else path.relative_to(staging).as_posix()
+
+
+def _manifest(tree: SourceTree, staging: Path) -> dict:
+    return {
+        "format": _FORMAT,
+        "root": _relative(tree.root, staging),
+        "project_root": _relative(tree.project_root, staging),
+        "label": tree.label,
+        "package": tree.package,
+        "version": tree.version,
+        "metadata": tree.metadata,
+        "files": tree.files,
+    }
+
+
+def _tree_from(manifest: dict, entry: Path) -> SourceTree:
+    project = manifest.get("project_root")
+    return SourceTree(
+        root=entry / manifest["root"],
+        label=manifest["label"],
+        package=manifest["package"],
+        version=manifest["version"],
+        files=manifest["files"],
+        metadata=manifest["metadata"],
+        project_root=entry / project if project is not None else None,
+    )
+
+
+def _inside(rel: object) -> bool:
+    return isinstance(rel, str) and (rel == "." or safe_relpath(rel) is not None)
+
+
+def _read_entry(entry: Path) -> SourceTree | None:
+    """The stored tree, or None when the manifest is missing, unreadable or lists missing files."""
+    try:
+        manifest = json.loads((entry / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT:
+        return None
+    if not all(isinstance(manifest.get(key), str) for key in ("label", "package", "metadata")):
+        return None
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        return None
+    if not isinstance(manifest.get("version"), str | None) or not _inside(manifest.get("root")):
+        return None
+    if manifest.get("project_root") is not None and not _inside(manifest["project_root"]):
+        return None
+    tree = _tree_from(manifest, entry)
+    return tree if all((tree.root / rel).is_file() for rel in tree.files) else None

@@ -1,0 +1,169 @@
+"""The ledger on the real arctic-inference release history: one commit per release, in order."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from pinport.config import load_settings
+from pinport.ledger import Ledger, Row, build_ledger, default_probes
+
+pytestmark = pytest.mark.real
+
+RELEASES = [
+    "0.0.4",
+    "0.0.6",
+    "0.0.7",
+    "0.0.8",
+    "0.0.9",
+    "0.1.0",
+    "0.1.1",
+    "0.1.2",
+    "0.2.0",
+    "0.3.0",
+]
+WALK = ("0.8.1", "0.8.4", "0.9.0.1", "0.9.2", "0.10.1", "0.11.0", "0.18.0", "0.26.0")
+INTRODUCED_BY = ["0.0.4", "0.0.6", "0.0.8", "0.0.9", "0.1.0", "0.1.2", "0.2.0", "0.3.0"]
+
+
+def _pyproject_from_metadata(metadata: str) -> str:
+    """0.0.4 is on the index as a wheel only: restate its METADATA extras as a pyproject."""
+    extras: dict[str, list[str]] = defaultdict(list)
+    for line in metadata.splitlines():
+        if line.startswith("Requires-Dist:") and "extra ==" in line:
+            requirement, _, marker = line.removeprefix("Requires-Dist:").partition(";")
+            extras[marker.split("==")[1].strip().strip("'\"")].append(requirement.strip())
+    body = "".join(
+        f"{name} = {reqs!r}\n".replace("'", '"') for name, reqs in sorted(extras.items())
+    )
+    return f'[project]\nname = "arctic_inference"\n\n[project.optional-dependencies]\n{body}'
+
+
+def _git(root: Path, *args: str) -> None:
+    env = {
+        **os.environ,
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_SYSTEM": os.devnull,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True)
+
+
+def _commit_release(root: Path, source: Path, metadata: str, version: str) -> None:
+    """Replace the work tree by the release's files and commit them."""
+    for path in root.iterdir():
+        if path.name != ".git":
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    for path in source.iterdir():
+        if not path.name.endswith(".dist-info"):
+            (shutil.copytree if path.is_dir() else shutil.copy2)(path, root / path.name)
+    if not (root / "pyproject.toml").exists():
+        (root / "pyproject.toml").write_text(_pyproject_from_metadata(metadata))
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", f"arctic-inference {version}")
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    registry = pytest.importorskip("pinport.sources.registry")
+    cache_module = pytest.importorskip("pinport.sources.cache")
+    if not hasattr(registry, "fetch_release") or not hasattr(cache_module, "Cache"):
+        pytest.skip("pinport.sources.registry.fetch_release is not there yet")
+    from pinport.errors import NetworkUnavailable
+
+    root = tmp_path_factory.mktemp("arctic") / "ArcticInference"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    cache = cache_module.Cache()
+    for version in RELEASES:
+        try:
+            tree = registry.fetch_release("arctic-inference", version, cache=cache, prefer="sdist")
+        except NetworkUnavailable as exc:
+            pytest.skip(f"package index unreachable: {exc}")
+        _commit_release(root, tree.project_root or tree.root, tree.metadata, version)
+    return root
+
+
+@pytest.fixture(scope="module")
+def ledger(history: Path) -> Ledger:
+    settings = load_settings(history)
+    assert settings.profile == "arctic_inference"
+    return build_ledger(history, settings, default_probes(settings.profile), include_worktree=False)
+
+
+def row(ledger: Ledger, label: str) -> Row:
+    return next(r for r in ledger.rows if r.probe.label == label)
+
+
+def changes(ledger: Ledger, label: str) -> dict[str, str | None]:
+    """pin -> new value, at the first column and wherever the value differs from the column before."""
+    values = row(ledger, label).values
+    return {
+        pin: value
+        for i, (pin, value) in enumerate(zip(ledger.pins, values, strict=True))
+        if i == 0 or value != values[i - 1]
+    }
+
+
+def test_pin_walk_and_legend(ledger: Ledger) -> None:
+    assert ledger.pins == WALK
+    assert [c.subject for c in ledger.columns] == [f"arctic-inference {v}" for v in INTRODUCED_BY]
+
+
+def test_forest_cascade_kv_cache_shape_and_split(ledger: Ledger) -> None:
+    assert changes(ledger, "fca.kv_cache_shape") == {
+        "0.8.1": None,  # the fork arrives with the 0.18.0 rebase
+        "0.18.0": "(2, num_blocks, block_size, num_kv_heads, head_size)",
+        "0.26.0": "(num_blocks, num_kv_heads, block_size, 2 * head_size)",
+    }
+    assert changes(ledger, "fca.kv_split") == {
+        "0.8.1": None,
+        "0.18.0": "kv_cache.unbind(0)",
+        "0.26.0": "kv_cache.transpose(1, 2).split(self.head_size, dim=-1)",
+    }
+    assert not any(c.has_file for c in row(ledger, "fca.kv_split").cells[:6])
+    # the second site of the same layout, in SwiftKV, moves at the same bump
+    assert changes(ledger, "swiftkv.kv_split") == {
+        "0.8.1": None,
+        "0.9.2": "kv_cache.unbind(1) | kv_cache.unbind(0)",
+        "0.26.0": "kv_cache.unbind(1) | kv_cache.transpose(1, 2).split(attn.head_size, dim=-1)",
+    }
+
+
+def test_other_known_drifts(ledger: Ledger) -> None:
+    assert changes(ledger, "runner.initialize_kv_cache.params")["0.26.0"] == (
+        "kv_cache_config, is_profiling: bool = False"
+    )  # drift 1
+    assert changes(ledger, "runner.bookkeeping_sync.params")["0.26.0"].endswith(
+        "num_scheduled_tokens: int"
+    )  # drift 2: spec_decode_metadata dropped
+    assert changes(ledger, "runner.cumsum_and_arange_unpack") == {
+        "0.8.1": None,
+        "0.11.0": "cum_num_tokens, _",
+        "0.26.0": "cum_num_tokens",
+    }  # drift 3
+    assert changes(ledger, "fca.is_quantized_kv_cache_from")["0.26.0"] == "vllm.utils.torch_utils"
+    assert changes(ledger, "fp8.moe_method_ctor") == {
+        "0.8.1": None,
+        "0.8.4": "Fp8MoEMethod(self)",
+        "0.26.0": "Fp8MoEMethod(self, layer)",
+    }  # drift 7
+    assert changes(ledger, "ulysses.iteration_details")["0.26.0"] == "capture_iteration_details"
+
+
+def test_every_default_probe_matches_somewhere(ledger: Ledger) -> None:
+    assert [r.probe.label for r in ledger.rows if not any(r.values)] == []
+
+
+def test_flags(ledger: Ledger) -> None:
+    raised = {(f.kind.value, f.probe, f.columns[-1]) for f in ledger.flags}
+    assert ("REVERTED", "runner.positions_read", "0.26.0") in raised  # .gpu buffer back to a tensor
+    assert all(column == "0.26.0" for *_, column in raised)
