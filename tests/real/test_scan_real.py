@@ -73,3 +73,30 @@ def test_latent_break_on_the_current_pin(own_pin):
 def test_no_error_findings_against_own_pin(own_pin):
     errors = [(f.code, f.subject, f.message) for f in own_pin.findings if f.level is Severity.ERROR]
     assert errors == []
+
+
+@pytest.fixture(scope="module")
+def move_18_26(real_models):
+    models, settings = real_models("0.2.0", "0.18.0", "0.26.0")
+    return scan_models(models, settings, checks=("imports", "signatures", "aliases"), strict=True)
+
+
+@pytest.mark.parametrize(("code", "subject", "args"), [
+    # DOMAIN.md's own catalogue examples, each checked in the vLLM 0.18.0 and 0.26.0 sources:
+    ("PP0402", "backend.is_quantized_kv_cache", {"where": "vllm.utils.torch_utils.is_quantized_kv_cache"}),  # 4
+    ("PP0501", "fa_utils.flash_attn_supports_fp8", {"candidate": "flash_attn_supports_quant_query_input"}),  # 5
+    ("PP0601", "batch_invariant.vllm_is_batch_invariant", {}),  # 6
+    ("PP0201", "GPUModelRunner._bookkeeping_sync", {"param": "spec_decode_metadata"}),  # 2
+    ("PP0101", "GPUModelRunner.initialize_kv_cache", {"param": "is_profiling"}),  # 1
+    ("PP0101", "GPUModelRunner._capture_cudagraphs", {"param": "profiler"}),  # 1
+    ("PP0101", "parallel_state.graph_capture", {"param": "graph_capture_context"}),  # 1, module function
+])
+def test_catalogue_examples_on_the_0_18_to_0_26_rebase(move_18_26, code, subject, args):
+    finding = _find(move_18_26, code, subject, **args)
+    assert finding.status is Status.DRIFT
+    assert finding.plugin is not None and finding.plugin.path.startswith("arctic_inference/vllm/")
+
+
+def test_removed_helper_points_at_the_flag_that_replaced_it(move_18_26):
+    finding = _find(move_18_26, "PP0601", "batch_invariant.vllm_is_batch_invariant")
+    assert "vllm.envs.VLLM_BATCH_INVARIANT" in finding.suggestion

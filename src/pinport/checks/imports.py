@@ -7,6 +7,7 @@ An unresolved name is explained with what NEW has instead: the same name defined
 
 from __future__ import annotations
 
+import ast
 import difflib
 from collections.abc import Iterator
 
@@ -178,6 +179,7 @@ class ImportsCheck:
 
     @staticmethod
     def _alternatives(ctx: ScanContext, module: str, name: str) -> str:
+        """What the old place holds now: look-alike names there, and flags that may replace a helper."""
         summary = ctx.host.index.modules.get(module)
         if summary is None:
             return ""
@@ -186,13 +188,49 @@ class ImportsCheck:
         if sym is not None and sym.kind == CLASS and isinstance(sym.obj, ClassInfo):
             pool = list(sym.obj.methods) + list(sym.obj.attributes)
         close = difflib.get_close_matches(name, pool, n=3, cutoff=0.6)
-        flags = [n for n in pool if n.isupper() and any(p in n.lower() for p in name.lower().split("_") if len(p) > 3)]
         parts = []
         if close:
             parts.append(f"{ctx.host.label} `{module}` has: {', '.join(close)}")
-        if flags[:3]:
-            parts.append(f"related flags: {', '.join(flags[:3])}")
+        flags = _replacement_flags(ctx, module, name)
+        if flags:
+            parts.append(f"a flag may replace it: {', '.join(f'`{f}`' for f in flags)}")
         return "; ".join(parts)
+
+
+_WEAK_TOKENS = {"is", "get", "use", "has", "vllm", "enable", "enabled", "the", "set"}
+
+
+def _tokens(name: str) -> set[str]:
+    return {t for t in name.lower().split("_") if t and t not in _WEAK_TOKENS}
+
+
+def _replacement_flags(ctx: ScanContext, module: str, name: str) -> list[str]:
+    """Upper-case flags in NEW (module constants, lazy `envs.*` exports) named like a removed helper.
+
+    The flags the OLD definition itself read come first: `vllm_is_batch_invariant()` returned
+    `VLLM_BATCH_INVARIANT`, which NEW serves as `envs.VLLM_BATCH_INVARIANT`.
+    """
+    wanted = _tokens(name)
+    read_by_old: set[str] = set()
+    old = ctx.other.resolve(f"{module}.{name}")
+    if old is not None and old.kind == FUNCTION and isinstance(old.obj, FunctionInfo):
+        tree = ctx.other.index.parsed(old.module)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno == old.obj.line:
+                read_by_old = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id.isupper()}
+                break
+    if not wanted and not read_by_old:
+        return []
+    scored: list[tuple[float, str]] = []
+    for mod, summary in ctx.host.index.modules.items():
+        for flag in (*summary.lazy_exports, *(n for n in summary.bindings if n.isupper())):
+            if not flag.isupper():
+                continue
+            overlap = len(wanted & _tokens(flag)) / len(wanted | _tokens(flag)) if wanted else 0.0
+            score = overlap + (1.0 if flag in read_by_old else 0.0)
+            if score >= 0.6:
+                scored.append((-score, f"{mod}.{flag}"))
+    return list(dict.fromkeys(path for _, path in sorted(scored)))[:3]
 
 
 def _shape_similarity(a: Symbol, b: Symbol) -> float:
