@@ -1,7 +1,6 @@
 """Aliases (`_orig_*`) and patch targets resolve in NEW, through inheritance."""
 
 from harness import codes, only, run_scan
-
 from pinport.checks.aliases import AliasesCheck
 
 PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}

@@ -1,8 +1,8 @@
 """Imports (#4 moved, #5 renamed, #6 removed) and host attribute reads."""
 
 import pytest
-from harness import codes, only, run_scan
 
+from harness import codes, only, run_scan
 from pinport.checks.imports import ImportsCheck
 
 CHECK = (ImportsCheck(),)

@@ -1,8 +1,8 @@
 """Override signatures (#1, #2): one positive and one negative case per kind."""
 
 import pytest
-from harness import codes, only, run_scan
 
+from harness import codes, only, run_scan
 from pinport.checks.override_signature import SignaturesCheck
 
 PATCH = "plug/patch.py"

@@ -25,7 +25,7 @@ from ..sources.tree import SourceTree
 from .parse import summarize
 from .summary import BindingKind, ModuleSummary
 
-MODEL_VERSION = "1"  # bump whenever summary.py or parse.py change what a summary holds
+MODEL_VERSION = "2"  # bump whenever summary.py or parse.py change what a summary holds
 _CHUNK = 24
 
 
@@ -190,6 +190,7 @@ def load_indexes(trees: Sequence[SourceTree], cache: IndexCache | None = None, *
         blobs.update(fresh)
         cache.put_many(fresh.items())
     summaries: dict[str, ModuleSummary] = {}
+    repaired: dict[str, bytes] = {}
     gc_was_enabled = gc.isenabled()
     gc.disable()  # unpickling builds many small objects; a collection pass per thousand is waste
     try:
@@ -201,8 +202,11 @@ def load_indexes(trees: Sequence[SourceTree], cache: IndexCache | None = None, *
                 if summary is None:
                     try:
                         summary = pickle.loads(blobs[key])
-                    except Exception:  # a damaged cache row: recompute that one file
-                        summary = pickle.loads(_summarize_file(keys[key]))
+                        if not isinstance(summary, ModuleSummary):
+                            raise TypeError(type(summary).__name__)
+                    except Exception:  # a damaged cache row: recompute that one file, rewrite the row
+                        repaired[key] = _summarize_file(keys[key])
+                        summary = pickle.loads(repaired[key])
                     summaries[key] = summary
                 modules[mod] = summary
             paths = {mod: rel for mod, (rel, _) in layout.items()}
@@ -211,6 +215,8 @@ def load_indexes(trees: Sequence[SourceTree], cache: IndexCache | None = None, *
     finally:
         if gc_was_enabled:
             gc.enable()
+    if repaired:
+        cache.put_many(repaired.items())
     progress("indexing", total, total)
     return out
 

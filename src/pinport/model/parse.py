@@ -27,7 +27,9 @@ from .summary import (
     Signature,
 )
 
-_SELF_ASSIGN = re.compile(r"self\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*(.*)")
+# group 2 is an annotation (`self.x: int = ...`); the expression is a lookahead so that the
+# scan goes on inside it and finds chained targets (`self.a = self.b = None`).
+_SELF_ASSIGN = re.compile(r"self\.([A-Za-z_]\w*)[ \t]*(:[^=\n]*)?=(?!=)(?=[ \t]*(.*))")
 _SELF_TUPLE = re.compile(r"^[ \t]*\(?((?:self\.\w+[ \t]*,[ \t]*)+self\.\w+)[ \t]*\)?[ \t]*=(?!=)[ \t]*(.*)",
                          re.MULTILINE)
 _SELF_TUPLE_HINT = re.compile(r"self\.\w+[ \t]*,[ \t]*self\.")
@@ -47,7 +49,7 @@ def dotted(node: ast.AST | None) -> str:
         parts.append(node.id)
         return ".".join(reversed(parts))
     if isinstance(node, ast.Call):  # decorators like @functools.lru_cache(maxsize=None)
-        return dotted(node.func)
+        return dotted(node.func) if not parts else ""  # `get_logger().info` is no name chain
     return ""
 
 
@@ -59,7 +61,11 @@ def _short(node: ast.AST | None, lines: list[str]) -> str | None:
         return node.id
     end = getattr(node, "end_lineno", None)
     if end == node.lineno and 0 < end <= len(lines):
-        text = lines[end - 1][node.col_offset:node.end_col_offset]
+        line = lines[end - 1]
+        if line.isascii():
+            text = line[node.col_offset:node.end_col_offset]
+        else:  # ast columns count UTF-8 bytes
+            text = line.encode()[node.col_offset:node.end_col_offset].decode(errors="replace")
     else:
         text = f"{dotted(node.func)}(...)" if isinstance(node, ast.Call) else "..."
     return text if len(text) <= 60 else text[:57] + "..."
@@ -112,7 +118,21 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str | None
 
 def _value_text(lines: list[str], node: ast.AST) -> str:
     line = lines[node.lineno - 1] if 0 < node.lineno <= len(lines) else ""
+    if not line.isascii():  # ast columns count UTF-8 bytes
+        line = line.encode()[node.col_offset:].decode(errors="replace")
+        return line[:_EXPR_LIMIT].strip()
     return line[node.col_offset:][:_EXPR_LIMIT].strip()
+
+
+def _target_names(target: ast.expr) -> Iterator[ast.Name]:
+    """The names an assignment target binds: through tuples and `*x`, not inside `a.b` or `a[i]`."""
+    if isinstance(target, ast.Name):
+        yield target
+    elif isinstance(target, ast.Tuple | ast.List):
+        for elt in target.elts:
+            yield from _target_names(elt)
+    elif isinstance(target, ast.Starred):
+        yield from _target_names(target.value)
 
 
 def _is_type_checking(test: ast.AST) -> bool:
@@ -137,6 +157,9 @@ class _ModuleVisitor:
         self.dicts: dict[str, ast.Dict] = {}
         self.getattr_node: ast.FunctionDef | None = None
         self.stars: list[str] = []
+        # every def of each class body by id(ClassInfo), including setters and redefinitions that
+        # `methods` does not keep, so their `self.X = ...` lines still count
+        self.defs: dict[int, list[FunctionInfo]] = {}
 
     def bind(self, binding: Binding) -> None:
         old = self.summary.bindings.get(binding.name)
@@ -195,9 +218,8 @@ class _ModuleVisitor:
             self.body(node.finalbody, conditional, tc)
         elif isinstance(node, ast.With | ast.AsyncWith | ast.For | ast.AsyncFor | ast.While):
             if isinstance(node, ast.For | ast.AsyncFor):
-                for name in ast.walk(node.target):
-                    if isinstance(name, ast.Name):
-                        self.bind(Binding(name.id, BindingKind.ASSIGN, node.lineno, conditional=True))
+                for name in _target_names(node.target):
+                    self.bind(Binding(name.id, BindingKind.ASSIGN, node.lineno, conditional=True))
             self.body(node.body, True, tc)
             self.body(getattr(node, "orelse", []), True, tc)
 
@@ -206,9 +228,7 @@ class _ModuleVisitor:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         value = node.value
         for target in targets:
-            for name in ast.walk(target) if isinstance(target, ast.Tuple | ast.List) else [target]:
-                if not isinstance(name, ast.Name):
-                    continue
+            for name in _target_names(target):
                 if name.id == "__all__" and value is not None:
                     names = _string_list(value)
                     if names is not None:
@@ -233,6 +253,7 @@ class _ModuleVisitor:
             keywords=tuple((k.arg or "**", dotted(k.value) or "?") for k in node.keywords),
         )
         duplicates: list[tuple[str, int]] = []
+        self.defs[id(info)] = []
         self.class_body(node.body, info, duplicates)
         info.duplicate_methods = tuple(duplicates)
         return info
@@ -241,6 +262,7 @@ class _ModuleVisitor:
         for stmt in stmts:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 fn = function_info(stmt, self.lines)
+                self.defs[id(info)].append(fn)
                 old = info.methods.get(stmt.name)
                 # property setters reuse the getter's name; that is not a duplicate definition
                 if old is not None and not fn.is_property and not any(
@@ -253,13 +275,12 @@ class _ModuleVisitor:
             elif isinstance(stmt, ast.Assign | ast.AnnAssign):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for target in targets:
-                    for name in ast.walk(target):
-                        if isinstance(name, ast.Name):
-                            if name.id == "__slots__" and stmt.value is not None:
-                                info.slots = _string_list(stmt.value) or ()
-                            ann = _short(stmt.annotation, self.lines) if isinstance(stmt, ast.AnnAssign) else None
-                            val = _value_text(self.lines, stmt.value) if stmt.value is not None else ""
-                            info.attributes[name.id] = ClassAttr(name.id, stmt.lineno, ann, val)
+                    for name in _target_names(target):
+                        if name.id == "__slots__" and stmt.value is not None:
+                            info.slots = _string_list(stmt.value) or ()
+                        ann = _short(stmt.annotation, self.lines) if isinstance(stmt, ast.AnnAssign) else None
+                        val = _value_text(self.lines, stmt.value) if stmt.value is not None else ""
+                        info.attributes[name.id] = ClassAttr(name.id, stmt.lineno, ann, val)
             elif isinstance(stmt, ast.If | ast.Try | ast.With):
                 for branch in (getattr(stmt, "body", []), getattr(stmt, "orelse", []),
                                getattr(stmt, "finalbody", [])):
@@ -274,7 +295,7 @@ class _ModuleVisitor:
         skip = [(c.line, c.end_line) for c in info.classes.values()]
         lines = [h[0] for h in hits]
         found: dict[str, list[InstanceAttr]] = {}
-        for method in sorted(info.methods.values(), key=lambda m: m.line):
+        for method in self.defs.get(id(info), ()):  # in source order
             lo, hi = bisect_left(lines, method.line), bisect_right(lines, method.end_line)
             for lineno, name, expr in hits[lo:hi]:
                 if not any(a <= lineno <= b for a, b in skip):
@@ -341,15 +362,30 @@ def _with_lines(text: str, matches: Iterable[re.Match[str]]) -> Iterator[tuple[i
         yield line, match
 
 
+def _is_self_assignment(text: str, m: re.Match[str]) -> bool:
+    """Drop `myself.x =`, `a.self.x =`, and annotation-shaped matches inside expressions.
+
+    `buf[self.i:n] = v`, `{self.k: f(a=1)}` and `f"{self.x:>3}", end=""` look like an annotated
+    assignment to the regex; a real `self.x: T = v` always starts its line.
+    """
+    start = m.start()
+    if start and (text[start - 1].isalnum() or text[start - 1] in "_."):
+        return False
+    if m.group(3)[:1] in ("}", "!", ":"):  # f"{self.x=}", f"{self.x=!r}": a debug f-string
+        return False
+    return m.group(2) is None or not text[text.rfind("\n", 0, start) + 1:start].strip()
+
+
 def _self_assignments(text: str) -> list[tuple[int, str, str]]:
     """(line, attribute, assigned expression) for every `self.X = ...` in the file, by line."""
-    # The pattern starts with a literal so the regex engine can scan fast; `myself.x` is dropped here.
-    hits = [(line, m.group(1), m.group(2)[:_EXPR_LIMIT].strip())
-            for line, m in _with_lines(text, _SELF_ASSIGN.finditer(text))
-            if m.start() == 0 or not (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_.")]
+    # The pattern starts with a literal so the regex engine can scan fast.
+    hits = [(line, m.group(1), m.group(3)[:_EXPR_LIMIT].strip())
+            for line, m in _with_lines(text, _SELF_ASSIGN.finditer(text)) if _is_self_assignment(text, m)]
     if _SELF_TUPLE_HINT.search(text):
+        known = {(line, name) for line, name, _ in hits}  # the last element also matches one by one
         for line, m in _with_lines(text, _SELF_TUPLE.finditer(text)):
-            hits.extend((line, part.strip()[5:], m.group(2)[:_EXPR_LIMIT]) for part in m.group(1).split(","))
+            hits.extend((line, name, m.group(2)[:_EXPR_LIMIT]) for name in
+                        (part.strip()[5:] for part in m.group(1).split(",")) if (line, name) not in known)
         hits.sort()
     return hits
 

@@ -91,15 +91,16 @@ class Resolver:
         sub = f"{mod}.{name}"
         if sub in self.index.modules:
             return Symbol(MODULE, sub, sub, 1)
-        for star in summary.star_imports:
+        star_key = f"{mod}.*.{name}"  # `a: from b import *` and `b: from a import *` must end
+        for star in summary.star_imports if star_key not in seen else ():
             target = self.index.modules.get(star)
             if target is None:
-                if not star.startswith(self.top):
+                if not (star == self.top or star.startswith(self.top + ".")):
                     return None  # a star import from outside: the name may come from there; unknown
                 continue
             exported = target.all_names if target.all_names is not None else None
             if (exported is not None and name in exported) or (exported is None and not name.startswith("_")):
-                found = self.module_attr(star, name, seen | {f"{mod}.*"})
+                found = self.module_attr(star, name, seen | {star_key})
                 if found is not None:
                     return found
         if name in summary.lazy_exports:
@@ -185,10 +186,9 @@ class Resolver:
         """A member through the MRO; `instance=True` also counts `self.X = ...` assignments."""
         for owner in self.mro(cls):
             info = owner.obj
-            if owner.kind == EXTERNAL:
+            if owner.kind != CLASS or not isinstance(info, ClassInfo):
+                # an outside class, or a base bound to a value (`Base = make_base()`): unknown members
                 return Symbol(EXTERNAL, f"{owner.path}.{name}", "", owner=owner.path)
-            if not isinstance(info, ClassInfo):
-                continue
             path = f"{owner.path}.{name}"
             if name in info.methods:
                 fn = info.methods[name]
@@ -207,7 +207,7 @@ class Resolver:
         return None
 
     def has_external_base(self, cls: Symbol) -> bool:
-        return any(s.kind == EXTERNAL for s in self.mro(cls)[1:])
+        return any(s.kind != CLASS for s in self.mro(cls)[1:])
 
     def file_line(self, sym: Symbol) -> tuple[str, int]:
         """(path relative to the tree root, line) of a symbol, for evidence."""

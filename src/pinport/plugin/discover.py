@@ -193,8 +193,9 @@ class _Walker(ast.NodeVisitor):
         self.functions[".".join([*self.units, node.name])] = function_info(node, self.lines)
         self.units.append(node.name)
         self.kinds.append("function")
-        self.scopes.append({a.arg: None for a in (*node.args.posonlyargs, *node.args.args,
-                                                   *node.args.kwonlyargs)})
+        args = node.args
+        self.scopes.append({a.arg: None for a in (*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                                   *filter(None, (args.vararg, args.kwarg)))})
         for stmt in node.body:
             self.visit(stmt)
         self.scopes.pop()

@@ -1,0 +1,562 @@
+"""Mirrored methods (#12): plugin overrides whose body copies an upstream method, found by similarity.
+
+Pure functions over the models: text is compared as normalised tokens (comments and layout
+dropped), so a re-wrapped line still matches. The counterpart of an override is the member of
+the patched target it replaces; when the target has no such member, the best match in OLD among
+same-named functions and the target class's own methods. This module also holds the record both
+mirrors and forks share (`Copy`: the plugin text with its upstream OLD and NEW texts) and the
+upstream-diff analysis the checks and the port both need.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import textwrap
+import weakref
+from collections import Counter
+from dataclasses import dataclass
+
+from ..model.index import CodeIndex
+from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
+from ..model.summary import FunctionInfo
+from .model import PluginModel
+from .records import Patch, PatchKind
+
+_TOKEN = re.compile(r"""(?P<str>[rRbBuUfF]{0,2}(?:'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"))|(?P<comment>\#.*)"""
+                    r"""|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d[\w.]*)|(?P<op>\S)""")
+_SIMPLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d[\w.]*|\S")
+_MIN_TOKENS = 24  # bodies shorter than this (a one-line `return x`) match anything: never mirrors
+_SCAN_DECORATORS = 30  # how far above a def to look for its decorators
+
+
+# -- text normalisation and similarity -------------------------------------------------------------
+def line_tokens(line: str) -> list[str]:
+    """The tokens of one source line, comments dropped (strings kept whole)."""
+    if "#" not in line and "'" not in line and '"' not in line:
+        return _SIMPLE.findall(line)  # the common case, without the per-token loop
+    out = []
+    for m in _TOKEN.finditer(line):
+        if m.lastgroup == "comment":
+            break
+        out.append(m.group())
+    return out
+
+
+def normalise(line: str) -> str:
+    """A line's tokens joined by one space: equal for lines that differ only in layout or comments."""
+    return " ".join(line_tokens(line))
+
+
+def text_tokens(text: str) -> list[str]:
+    out: list[str] = []
+    for line in text.splitlines():
+        out.extend(line_tokens(line))
+    return out
+
+
+def token_ratio(a: list[str], b: list[str], floor: float = 0.0) -> float:
+    """difflib's ratio over token lists; 0.0 as soon as a cheap upper bound falls below `floor`."""
+    if not a or not b:
+        return 0.0
+    if 2 * min(len(a), len(b)) / (len(a) + len(b)) < floor:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if floor and matcher.quick_ratio() < floor:
+        return 0.0
+    return matcher.ratio()
+
+
+def block_ratio(a: list[list[str]], b: list[list[str]], floor: float = 0.0) -> float:
+    """Token similarity of two blocks (lists of token lines): lines are aligned first, then tokens
+    only inside replaced runs, which is difflib's token ratio at a fraction of its cost."""
+    a = [x for x in a if x]
+    b = [x for x in b if x]
+    total = sum(map(len, a)) + sum(map(len, b))
+    if not total:
+        return 0.0
+    if 2 * min(total - sum(map(len, b)), sum(map(len, b))) / total < floor:
+        return 0.0
+    matched = 0
+    lines = difflib.SequenceMatcher(None, [" ".join(x) for x in a], [" ".join(x) for x in b], autojunk=False)
+    for op, i1, i2, j1, j2 in lines.get_opcodes():
+        if op == "equal":
+            matched += sum(len(x) for x in a[i1:i2])
+        elif op == "replace":
+            ta = [t for x in a[i1:i2] for t in x]
+            tb = [t for x in b[j1:j2] for t in x]
+            matched += sum(m.size for m in difflib.SequenceMatcher(None, ta, tb, autojunk=False)
+                           .get_matching_blocks())
+    return 2 * matched / total
+
+
+def _bag_bound(a: Counter[str], b: Counter[str], na: int, nb: int) -> float:
+    """The ratio's upper bound from token multisets alone (difflib's quick_ratio, precomputed bags)."""
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    common = sum(min(n, large.get(t, 0)) for t, n in small.items())
+    return 2 * common / (na + nb) if na + nb else 0.0
+
+
+# -- code spans ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Span:
+    """A block of one file: 1-based inclusive lines, decorators included, and its qualified name."""
+
+    module: str
+    path: str
+    start: int
+    end: int
+    qualname: str
+
+
+class _TextCache:
+    """Split lines and span tokens of one index, kept while the index lives (CodeIndex.lines splits anew)."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, list[str]] = {}
+        self.tokens: dict[tuple[str, int, int], _Tokens] = {}
+        self.normal: dict[str, list[str]] = {}
+        self.squashed: dict[str, list[str]] = {}
+
+
+_TEXT: weakref.WeakKeyDictionary[CodeIndex, _TextCache] = weakref.WeakKeyDictionary()
+
+
+def _cache(index: CodeIndex) -> _TextCache:
+    found = _TEXT.get(index)
+    if found is None:
+        found = _TEXT[index] = _TextCache()
+    return found
+
+
+def source_lines(index: CodeIndex, module: str) -> list[str]:
+    """`index.lines(module)`, split once per index and module."""
+    cache = _cache(index)
+    lines = cache.lines.get(module)
+    if lines is None:
+        lines = cache.lines[module] = index.lines(module)
+    return lines
+
+
+def normal_lines(index: CodeIndex, module: str) -> list[str]:
+    """Every line of a module normalised ("" for blank and comment-only lines), once per index."""
+    cache = _cache(index)
+    normal = cache.normal.get(module)
+    if normal is None:
+        normal = cache.normal[module] = [normalise(x) for x in source_lines(index, module)]
+    return normal
+
+
+def squashed_lines(index: CodeIndex, module: str) -> list[str]:
+    """Every line of a module stripped, runs of whitespace squashed: a cheap layout-blind form for
+    aligning whole files (tokenising them all would cost more than the rest of the scan)."""
+    cache = _cache(index)
+    lines = cache.squashed.get(module)
+    if lines is None:
+        lines = cache.squashed[module] = [" ".join(x.split()) for x in source_lines(index, module)]
+    return lines
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def function_span(index: CodeIndex, module: str, fn: FunctionInfo, qualname: str) -> Span:
+    """The lines of a def with the decorators above it (FunctionInfo.line is the `def` line)."""
+    lines = source_lines(index, module)
+    start = fn.line
+    wanted = len(fn.decorators)
+    if wanted and 0 < fn.line <= len(lines):
+        # Walk up over exactly as many `@` lines at the def's indentation as the def has decorators;
+        # deeper lines in between are the arguments of a multi-line decorator call.
+        depth = _indent(lines[fn.line - 1])
+        i = fn.line - 1
+        while i > 0 and wanted and fn.line - i < _SCAN_DECORATORS:
+            above = lines[i - 1]
+            text = above.strip()
+            if text and _indent(above) < depth:
+                break
+            if text.startswith("@") and _indent(above) == depth:
+                start, wanted = i, wanted - 1
+            elif text and _indent(above) == depth and not text.startswith((")", "]", "#")):
+                break
+            i -= 1
+    return Span(module, index.paths.get(module, ""), start, fn.end_line, qualname)
+
+
+def span_lines(index: CodeIndex, span: Span) -> list[str]:
+    return source_lines(index, span.module)[span.start - 1:span.end]
+
+
+def span_text(index: CodeIndex, span: Span) -> str:
+    """The span's source, dedented, with a final newline (what merges and diffs work on)."""
+    return textwrap.dedent("\n".join(span_lines(index, span)) + "\n")
+
+
+def span_indent(index: CodeIndex, span: Span) -> str:
+    lines = span_lines(index, span)
+    first = next((ln for ln in lines if ln.strip()), "")
+    return first[:_indent(first)]
+
+
+# -- mirrors -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Mirror:
+    """A plugin function that copies an upstream function: both spans and how alike they are."""
+
+    patch: Patch
+    plugin: Span
+    upstream: Span  # in OLD
+    upstream_path: str  # host dotted path of the copied function
+    score: float
+    matched_by: str  # "target" (the member the patch replaces) or "best match" (found by similarity)
+
+
+@dataclass(frozen=True)
+class LineDelta:
+    """Which upstream lines a copy kept, changed or dropped, and which lines it added (line numbers)."""
+
+    kept: tuple[int, ...]  # upstream lines kept verbatim (modulo layout)
+    changed: tuple[int, ...]  # upstream lines the plugin replaced
+    dropped: tuple[int, ...]  # upstream lines the plugin removed
+    added: tuple[int, ...]  # plugin lines with no upstream counterpart
+
+
+def line_delta(upstream: list[str], plugin: list[str], upstream_start: int = 1,
+               plugin_start: int = 1) -> LineDelta:
+    """Compare two blocks line by line on normalised text; blank and comment-only lines are ignored."""
+    a = [(i, normalise(x)) for i, x in enumerate(upstream, upstream_start)]
+    b = [(i, normalise(x)) for i, x in enumerate(plugin, plugin_start)]
+    a = [x for x in a if x[1]]
+    b = [x for x in b if x[1]]
+    kept: list[int] = []
+    changed: list[int] = []
+    dropped: list[int] = []
+    added: list[int] = []
+    matcher = difflib.SequenceMatcher(None, [x[1] for x in a], [x[1] for x in b], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            kept.extend(x[0] for x in a[i1:i2])
+        elif op == "replace":
+            changed.extend(x[0] for x in a[i1:i2])
+            added.extend(x[0] for x in b[j1:j2])
+        elif op == "delete":
+            dropped.extend(x[0] for x in a[i1:i2])
+        else:
+            added.extend(x[0] for x in b[j1:j2])
+    return LineDelta(tuple(kept), tuple(changed), tuple(dropped), tuple(added))
+
+
+class _FunctionTable:
+    """Every function and method of one index by name, built once per index (for best matches)."""
+
+    def __init__(self, index: CodeIndex) -> None:
+        self.by_name: dict[str, list[tuple[str, str, FunctionInfo]]] = {}
+        for mod, summary in index.modules.items():
+            for name, fn in summary.functions.items():
+                self.by_name.setdefault(name, []).append((mod, name, fn))
+            stack = [(c, c.name) for c in summary.classes.values()]
+            while stack:
+                cls, qual = stack.pop()
+                for name, fn in cls.methods.items():
+                    self.by_name.setdefault(name, []).append((mod, f"{qual}.{name}", fn))
+                stack.extend((inner, f"{qual}.{inner.name}") for inner in cls.classes.values())
+
+
+_TABLES: weakref.WeakKeyDictionary[CodeIndex, _FunctionTable] = weakref.WeakKeyDictionary()
+
+
+def _table(index: CodeIndex) -> _FunctionTable:
+    table = _TABLES.get(index)
+    if table is None:
+        table = _TABLES[index] = _FunctionTable(index)
+    return table
+
+
+def base_member(resolver: Resolver, patch: Patch) -> Symbol | None:
+    """The host member a patch replaces in one version (same rule as the signatures check)."""
+    owner = resolver.resolve(patch.owner)
+    if owner is None or owner.kind not in (CLASS, MODULE):
+        return None
+    if owner.kind == CLASS:
+        return resolver.class_member(owner, patch.name)
+    return resolver.module_attr(owner.module, patch.name)
+
+
+def _function_symbol(sym: Symbol | None) -> bool:
+    return sym is not None and sym.kind in (FUNCTION, METHOD) and isinstance(sym.obj, FunctionInfo) \
+        and bool(sym.module)
+
+
+def _qualname(sym: Symbol) -> str:
+    return sym.path[len(sym.module) + 1:] if sym.path.startswith(sym.module + ".") else sym.path
+
+
+def _candidates(index: CodeIndex, resolver: Resolver, patch: Patch) -> list[tuple[str, str, FunctionInfo]]:
+    """Where a member the target lacks may have been copied from: same-named functions anywhere in
+    the host, and the methods of the target class and its bases."""
+    fn = patch.function
+    assert fn is not None
+    out = list(_table(index).by_name.get(fn.name, ()))
+    if patch.name != fn.name:
+        out.extend(_table(index).by_name.get(patch.name, ()))
+    owner = resolver.resolve(patch.owner)
+    if owner is not None and owner.kind == CLASS:
+        for cls in resolver.mro(owner):
+            info = cls.obj
+            if cls.module and info is not None and hasattr(info, "methods"):
+                qual = _qualname(cls)
+                out.extend((cls.module, f"{qual}.{name}", m) for name, m in info.methods.items())
+    return out
+
+
+class _Tokens:
+    """A function body's tokens, per line and flat, with their multiset (what similarity needs).
+
+    Decorators and the `def` header are left out: an override shares its signature with the
+    member it replaces by construction, and a wrapper would otherwise look like a copy.
+    """
+
+    __slots__ = ("bag", "flat", "lines")
+
+    def __init__(self, lines: list[list[str]]) -> None:
+        self.lines = _body(lines)
+        self.flat = [t for line in self.lines for t in line]
+        self.bag = Counter(self.flat)
+
+
+def _body(lines: list[list[str]]) -> list[list[str]]:
+    """Token lines after the def header (the first line ending in `:` at bracket depth 0)."""
+    depth = 0
+    started = False
+    for i, toks in enumerate(lines):
+        if not started and toks[:1] in (["def"], ["async"]):
+            started = True
+        if not started:
+            continue
+        for t in toks:
+            depth += (t in "([{") - (t in ")]}")
+        if depth == 0 and toks[-1] == ":":
+            return lines[i + 1:]
+    return lines
+
+
+def _span_tokens(index: CodeIndex, span: Span) -> _Tokens:
+    cache = _cache(index)
+    key = (span.module, span.start, span.end)
+    tokens = cache.tokens.get(key)
+    if tokens is None:
+        tokens = cache.tokens[key] = _Tokens([x for x in map(line_tokens, span_lines(index, span)) if x])
+    return tokens
+
+
+def similarity(a: _Tokens, b: _Tokens, floor: float = 0.0) -> float:
+    """Normalised-token similarity of two spans (0..1); 0.0 early when bounds fall below `floor`."""
+    na, nb = len(a.flat), len(b.flat)
+    if not na or not nb or 2 * min(na, nb) / (na + nb) < floor:
+        return 0.0
+    if floor and _bag_bound(a.bag, b.bag, na, nb) < floor:
+        return 0.0
+    return block_ratio(a.lines, b.lines)
+
+
+def find_mirrors(plugin: PluginModel, old: CodeIndex, resolver: Resolver, threshold: float, *,
+                 skip_paths: frozenset[str] = frozenset()) -> list[Mirror]:
+    """Every plugin override whose text matches an upstream function at OLD by at least `threshold`.
+
+    `skip_paths` are plugin files handled as whole forks (their methods are not mirrors on their own).
+    """
+    best: dict[tuple[str, int], Mirror] = {}
+    for patch in plugin.surface.patches:
+        fn = patch.function
+        if patch.kind is PatchKind.ALIAS or fn is None or fn.name == "<lambda>":
+            continue
+        path = plugin.index.paths.get(patch.plugin_module, "")
+        if path in skip_paths:
+            continue
+        ours = function_span(plugin.index, patch.plugin_module, fn, patch.site.unit)
+        ours_tokens = _span_tokens(plugin.index, ours)
+        if len(ours_tokens.flat) < _MIN_TOKENS:
+            continue
+        found = _match(old, resolver, patch, ours, ours_tokens, threshold)
+        if found is not None:
+            key = (patch.plugin_module, fn.line)
+            if key not in best or found.score > best[key].score:
+                best[key] = found
+    return sorted(best.values(), key=lambda m: (m.plugin.path, m.plugin.start, m.upstream_path))
+
+
+def _match(old: CodeIndex, resolver: Resolver, patch: Patch, ours: Span, ours_tokens: _Tokens,
+           threshold: float) -> Mirror | None:
+    base = base_member(resolver, patch)
+    if base is not None:
+        if not _function_symbol(base):
+            return None  # replaces an attribute, or a function defined outside the host
+        assert isinstance(base.obj, FunctionInfo)
+        span = function_span(old, base.module, base.obj, _qualname(base))
+        tokens = _span_tokens(old, span)
+        if len(tokens.flat) < _MIN_TOKENS:
+            return None
+        score = similarity(tokens, ours_tokens, threshold)
+        return Mirror(patch, ours, span, base.path, round(score, 3), "target") if score >= threshold else None
+    # No member to replace: the plugin adds it. Look for the upstream function it was copied from.
+    scored: list[tuple[float, str, str, FunctionInfo]] = []
+    seen: set[tuple[str, int]] = set()
+    mine = ours.end - ours.start + 1
+    for mod, qual, fn in _candidates(old, resolver, patch):
+        if (mod, fn.line) in seen:
+            continue
+        seen.add((mod, fn.line))
+        size = fn.end_line - fn.line + 1
+        if 2 * min(size, mine) / (size + mine) < threshold * 0.8:  # lines are a rough proxy for tokens
+            continue
+        span = function_span(old, mod, fn, qual)
+        tokens = _span_tokens(old, span)
+        if len(tokens.flat) >= _MIN_TOKENS:
+            score = similarity(tokens, ours_tokens, threshold)
+            if score >= threshold:
+                scored.append((score, mod, qual, fn))
+    if not scored:
+        return None
+    score, mod, qual, fn = max(scored, key=lambda s: (s[0], s[1], s[2]))
+    return Mirror(patch, ours, function_span(old, mod, fn, qual), f"{mod}.{qual}", round(score, 3), "best match")
+
+
+def new_counterpart(mirror: Mirror, new: CodeIndex, resolver: Resolver) -> Span | None:
+    """The copied function in NEW: the member the patch replaces, else the same qualified name."""
+    if mirror.matched_by == "target":
+        sym = base_member(resolver, mirror.patch)
+        if _function_symbol(sym):
+            assert sym is not None and isinstance(sym.obj, FunctionInfo)
+            return function_span(new, sym.module, sym.obj, _qualname(sym))
+        return None
+    summary = new.modules.get(mirror.upstream.module)
+    if summary is None:
+        return None
+    head, _, name = mirror.upstream.qualname.rpartition(".")
+    if not head:
+        fn = summary.functions.get(name)
+    else:
+        cls = None
+        for part in head.split("."):
+            cls = (summary.classes if cls is None else cls.classes).get(part)
+            if cls is None:
+                return None
+        fn = cls.methods.get(name) if cls is not None else None
+    return function_span(new, mirror.upstream.module, fn, mirror.upstream.qualname) if fn else None
+
+
+# -- copies of upstream code and their upstream change ---------------------------------------------
+@dataclass(frozen=True)
+class Copy:
+    """Plugin text that copies upstream text (a mirrored method or a forked file), with both upstreams.
+
+    Texts are dedented with a final newline; `indent` puts a proposal back where the copy sits.
+    """
+
+    kind: str  # "mirror" or "fork"
+    plugin: Span
+    old: Span  # the upstream original at OLD
+    new: Span | None  # the same upstream code at NEW; None when NEW no longer has it
+    subject: str  # host dotted path of the upstream function or module
+    score: float
+    matched_by: str  # "target", "best match", "similarity" or "declared"
+    ours: str
+    base: str
+    theirs: str | None
+    indent: str = ""
+
+    @property
+    def unit(self) -> str:
+        return self.plugin.qualname
+
+    @property
+    def upstream_changed(self) -> bool:
+        """Whether NEW changed the upstream code beyond layout and comments."""
+        return self.theirs is not None and _substance(self.base) != _substance(self.theirs)
+
+
+def _substance(text: str) -> list[str]:
+    return [n for n in (normalise(x) for x in text.splitlines()) if n]
+
+
+def mirror_copy(mirror: Mirror, plugin: CodeIndex, old: CodeIndex, new: CodeIndex,
+                new_resolver: Resolver) -> Copy:
+    """The Copy record of a mirror: its plugin text, the upstream OLD text and the NEW one."""
+    new_span = new_counterpart(mirror, new, new_resolver)
+    return Copy("mirror", mirror.plugin, mirror.upstream, new_span, mirror.upstream_path, mirror.score,
+                mirror.matched_by, span_text(plugin, mirror.plugin), span_text(old, mirror.upstream),
+                span_text(new, new_span) if new_span else None, span_indent(plugin, mirror.plugin))
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One hunk of the upstream OLD -> NEW diff, and whether the plugin copy already carries it."""
+
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    lines: tuple[str, ...]  # " x", "-x", "+x"
+    reflected: bool
+
+    @property
+    def header(self) -> str:
+        return f"@@ -{_range(self.old_start, self.old_count)} +{_range(self.new_start, self.new_count)} @@"
+
+
+def _range(start: int, count: int) -> str:
+    """A unified-diff range as difflib and git write it (an empty range names the line before)."""
+    if count == 1:
+        return str(start)
+    return f"{start - 1 if count == 0 else start},{count}"
+
+
+@dataclass(frozen=True)
+class UpstreamChange:
+    """The unified upstream diff of a copy's original, split into hunks."""
+
+    old_path: str
+    new_path: str
+    hunks: tuple[Hunk, ...]
+
+    @property
+    def pending(self) -> tuple[Hunk, ...]:
+        return tuple(h for h in self.hunks if not h.reflected)
+
+    def diff_lines(self, *, mark: bool = True) -> tuple[str, ...]:
+        """The unified diff, one line each; `mark` notes after each hunk header whether it is ported."""
+        out = [f"--- a/{self.old_path}", f"+++ b/{self.new_path}"]
+        for h in self.hunks:
+            note = (" already in the plugin copy" if h.reflected else " not in the plugin copy") if mark else ""
+            out.append(h.header + note)
+            out.extend(h.lines)
+        return tuple(out)
+
+
+def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3) -> UpstreamChange | None:
+    """The OLD -> NEW diff of the copied upstream code in file line numbers; None when NEW lacks it."""
+    if copy.new is None:
+        return None
+    a = span_lines(old, copy.old)
+    b = span_lines(new, copy.new)
+    ours = set(_substance(copy.ours))
+    theirs = set(_substance(copy.theirs or ""))
+    hunks = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context):
+        lines: list[str] = []
+        for op, i1, i2, j1, j2 in group:
+            if op == "equal":
+                lines.extend(" " + x for x in a[i1:i2])
+                continue
+            lines.extend("-" + x for x in a[i1:i2])
+            lines.extend("+" + x for x in b[j1:j2])
+        i_first, i_last = group[0][1], group[-1][2]
+        j_first, j_last = group[0][3], group[-1][4]
+        added = {normalise(x[1:]) for x in lines if x.startswith("+")} - {""}
+        removed = {normalise(x[1:]) for x in lines if x.startswith("-")} - {""} - added - theirs
+        reflected = added <= ours and not removed & ours
+        hunks.append(Hunk(copy.old.start + i_first, i_last - i_first, copy.new.start + j_first,
+                          j_last - j_first, tuple(lines), reflected))
+    return UpstreamChange(copy.old.path, copy.new.path, tuple(hunks))

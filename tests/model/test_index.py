@@ -1,0 +1,160 @@
+"""load_indexes: the content-hash cache, sharing between trees, damaged caches, parallel indexing."""
+
+import pickle
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from harness import write_tree
+from pinport.model import index as index_mod
+from pinport.model.index import IndexCache, load_index, load_indexes, module_name
+from pinport.model.summary import BindingKind
+from pinport.sources.tree import SourceTree, scan_files
+
+FILES = {
+    "host/__init__.py": "from .mod import K\n",
+    "host/mod.py": "class K:\n    def f(self):\n        self.x = 1\n",
+    "host/sub/__init__.py": "",
+    "host/sub/util.py": "def helper(a, b=1): pass\nVALUE = 3\n",
+}
+
+
+def tree(root: Path, files: dict[str, str], label: str = "host 1.0") -> SourceTree:
+    write_tree(root, files)
+    return SourceTree(root, label, "host", None, scan_files(root, ("host",)))
+
+
+def raise_if_called(job):
+    raise AssertionError(f"re-parsed {job[1]}")
+
+
+def test_modules_paths_and_packages(tmp_path):
+    idx = load_index(tree(tmp_path, FILES), workers=1)
+    assert list(idx.modules) == ["host", "host.mod", "host.sub", "host.sub.util"]
+    assert idx.paths["host.sub.util"] == "host/sub/util.py"
+    assert idx.packages == {"host", "host.sub"} and idx.is_package("host") and not idx.is_package("host.mod")
+    assert idx.line_text("host.mod", 3) == "self.x = 1" and idx.line_text("host.mod", 99) == ""
+    assert idx.parsed("host.mod").body[0].name == "K"
+    assert idx.parsed("host.mod") is idx.parsed("host.mod")  # memoised
+    assert idx.definitions["helper"] == [("host.sub.util", BindingKind.FUNCTION)]
+    assert "K" in {n for n, defs in idx.definitions.items() if ("host.mod", BindingKind.CLASS) in defs}
+    assert "K" not in {n for n, defs in idx.definitions.items() if any(m == "host" for m, _ in defs)}
+
+
+def test_second_load_hits_the_cache(tmp_path, monkeypatch):
+    cache = IndexCache(tmp_path / "cache" / "index.sqlite")
+    first = load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    monkeypatch.setattr(index_mod, "_summarize_file", raise_if_called)
+    second = load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    assert second.modules == first.modules
+
+
+def test_changed_file_is_the_only_one_reparsed(tmp_path, monkeypatch):
+    cache = IndexCache(tmp_path / "index.sqlite")
+    load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    seen = []
+    real = index_mod._summarize_file
+    monkeypatch.setattr(index_mod, "_summarize_file", lambda job: seen.append(job[1]) or real(job))
+    idx = load_index(tree(tmp_path / "t", {**FILES, "host/mod.py": "class K: pass\n"}), cache, workers=1)
+    assert seen == ["host.mod"] and idx.modules["host.mod"].classes["K"].instance_attrs == {}
+
+
+def test_identical_files_in_two_trees_are_summarized_once(tmp_path, monkeypatch):
+    seen = []
+    real = index_mod._summarize_file
+    monkeypatch.setattr(index_mod, "_summarize_file", lambda job: seen.append(job[1]) or real(job))
+    new_files = {**FILES, "host/sub/util.py": "def helper(a, b=2): pass\n"}
+    old, new = load_indexes([tree(tmp_path / "old", FILES), tree(tmp_path / "new", new_files, "host 2.0")],
+                            workers=1)
+    assert sorted(seen) == ["host", "host.mod", "host.sub", "host.sub.util", "host.sub.util"]
+    assert old.modules["host.mod"] is new.modules["host.mod"]
+    assert old.modules["host.sub.util"].functions["helper"].signature.params[1].default == "1"
+    assert new.modules["host.sub.util"].functions["helper"].signature.params[1].default == "2"
+    assert (old.label, new.label) == ("host 1.0", "host 2.0")
+
+
+def test_same_content_under_two_module_names_is_summarized_twice(tmp_path):
+    # relative imports make the summary depend on the module name, so the key includes it
+    files = {"host/a/__init__.py": "from .x import Y\n", "host/b/__init__.py": "from .x import Y\n"}
+    idx = load_index(tree(tmp_path, files), workers=1)
+    assert idx.modules["host.a"].bindings["Y"].target == "host.a.x.Y"
+    assert idx.modules["host.b"].bindings["Y"].target == "host.b.x.Y"
+
+
+def test_corrupt_database_is_rebuilt(tmp_path, monkeypatch):
+    db = tmp_path / "index.sqlite"
+    db.write_bytes(b"this is not a database" * 100)
+    cache = IndexCache(db)
+    first = load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    assert set(first.modules) == {"host", "host.mod", "host.sub", "host.sub.util"}
+    monkeypatch.setattr(index_mod, "_summarize_file", raise_if_called)
+    assert load_index(tree(tmp_path / "t", FILES), cache, workers=1).modules == first.modules
+
+
+def test_damaged_row_is_recomputed_and_repaired(tmp_path, monkeypatch):
+    db = tmp_path / "index.sqlite"
+    cache = IndexCache(db)
+    first = load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE summaries SET blob = ? WHERE key LIKE ?", (b"\x80garbage", "%:host.mod:%"))
+        conn.execute("UPDATE summaries SET blob = ? WHERE key LIKE ?", (pickle.dumps(42), "%:host.sub:%"))
+    again = load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    assert again.modules == first.modules
+    monkeypatch.setattr(index_mod, "_summarize_file", raise_if_called)
+    assert load_index(tree(tmp_path / "t", FILES), cache, workers=1).modules == first.modules
+
+
+def test_unwritable_cache_location_only_costs_speed(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    idx = load_index(tree(tmp_path / "t", FILES), IndexCache(blocker / "sub" / "index.sqlite"), workers=1)
+    assert "host.mod" in idx.modules
+
+
+def test_parallel_and_serial_agree(tmp_path, monkeypatch):
+    files = {"host/__init__.py": ""}
+    for i in range(60):
+        files[f"host/m{i:02d}.py"] = (f"from .m{(i + 1) % 60:02d} import f{(i + 1) % 60}\n"
+                                      f"def f{i}(a, *, b={i}):\n    pass\n"
+                                      f"class C{i}:\n    def g(self):\n        self.v{i} = {i}\n")
+    t = tree(tmp_path, files)
+    serial = load_index(t, workers=1)
+    pools = []
+    real_pool = index_mod.ProcessPoolExecutor
+    monkeypatch.setattr(index_mod, "ProcessPoolExecutor", lambda **kw: pools.append(kw) or real_pool(**kw))
+    progress = []
+    parallel = load_index(t, workers=2, progress=lambda *a: progress.append(a))
+    assert [p["max_workers"] for p in pools] == [2]
+    assert len(parallel.modules) == 61
+    assert parallel.modules == serial.modules
+    assert progress[0] == ("indexing", 0, 61) and progress[-1] == ("indexing", 61, 61)
+
+
+def test_py_beats_pyi(tmp_path):
+    files = {"host/__init__.py": "", "host/mod.pyi": "def stub() -> int: ...\n",
+             "host/mod.py": "def real(): pass\n", "host/only.pyi": "X: int\n"}
+    idx = load_index(tree(tmp_path, files), workers=1)
+    assert idx.paths["host.mod"] == "host/mod.py" and "real" in idx.modules["host.mod"].functions
+    assert idx.paths["host.only"] == "host/only.pyi"
+
+
+@pytest.mark.parametrize(("rel", "expected"), [
+    ("pkg/mod.py", ("pkg.mod", False)),
+    ("pkg/__init__.py", ("pkg", True)),
+    ("pkg/sub/__init__.pyi", ("pkg.sub", True)),
+    ("pkg/my-mod.py", None),
+    ("pkg/mod.cpython-311.pyi", None),
+    ("pkg/2to3.py", None),
+    ("pkg/data.txt", None),
+    ("__init__.py", None),
+    ("setup", None),
+])
+def test_module_name(rel, expected):
+    assert module_name(rel) == expected
+
+
+def test_non_identifier_paths_are_skipped(tmp_path):
+    files = {"host/__init__.py": "", "host/ok.py": "", "host/not-a-module.py": "",
+             "host/tests-data/x.py": ""}
+    assert list(load_index(tree(tmp_path, files), workers=1).modules) == ["host", "host.ok"]

@@ -1,0 +1,150 @@
+"""Mirror detection (#12): which overrides copy an upstream method, how alike, and what upstream changed."""
+
+import difflib
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from harness import HOST, PLUGIN, _tree
+
+from pinport.config import Settings
+from pinport.plugin.mirrors import (
+    find_mirrors,
+    function_span,
+    line_delta,
+    line_tokens,
+    mirror_copy,
+    normalise,
+    span_lines,
+    upstream_change,
+)
+from pinport.scan import load_models
+
+ENGINE = """
+class Engine:
+    def __init__(self, config):
+        self.config = config
+        self.steps = 0
+
+    def compute(self, item):
+        return item * 2
+
+    def step(self, batch):
+        outputs = []
+        for item in batch:
+            value = self.compute(item)
+            outputs.append(value)
+        self.steps += 1
+        return outputs
+"""
+
+HEADER = "from plug.patching import ArcticPatch\nfrom host.engine import Engine\n\n\n"
+PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
+
+MIRROR = HEADER + """class EnginePatch(ArcticPatch[Engine]):
+    def step(self, batch):
+        outputs = []
+        for item in batch:
+            if item is None:  # plugin: skip padding
+                continue
+            value = self.compute(item)
+            outputs.append(value)
+        self.steps += 1
+        return outputs
+"""
+
+
+def load(old, new, plugin, **settings):
+    config = replace(Settings(host=HOST, plugin_package=PLUGIN, pin_sources=()), **settings)
+    tmp = Path(tempfile.mkdtemp(prefix="pinport-test-"))
+    trees = [_tree(tmp / "old", HOST, "host 1.0", old), _tree(tmp / "new", HOST, "host 2.0", new),
+             _tree(tmp / "plugin", PLUGIN, "plugin", {**PATCHING, **plugin})]
+    return load_models(trees[2], trees[0], trees[1], config), config
+
+
+def mirrors_of(plugin, old=ENGINE, threshold=0.6):
+    models, _ = load({"host/engine.py": old}, {"host/engine.py": old}, {"plug/patch.py": plugin})
+    return find_mirrors(models.plugin, models.old.index, models.old.resolver, threshold), models
+
+
+def test_tokens_drop_comments_and_layout():
+    assert line_tokens("x = f(a, '#no')  # note") == ["x", "=", "f", "(", "a", ",", "'#no'", ")"]
+    assert normalise("  key_cache,value_cache = kv_cache.unbind( 0 )") == \
+        normalise("key_cache, value_cache = kv_cache.unbind(0)  # layout")
+
+
+def test_mirror_of_the_patched_member():
+    found, _ = mirrors_of(MIRROR)
+    assert len(found) == 1
+    mirror = found[0]
+    assert (mirror.upstream_path, mirror.matched_by) == ("host.engine.Engine.step", "target")
+    assert (mirror.plugin.path, mirror.plugin.start, mirror.plugin.end) == ("plug/patch.py", 6, 14)
+    assert (mirror.upstream.path, mirror.upstream.start, mirror.upstream.end) == ("host/engine.py", 9, 15)
+    assert 0.8 < mirror.score < 1.0
+
+
+@pytest.mark.parametrize(("plugin", "threshold", "expected"), [
+    (MIRROR, 0.6, 1),
+    (MIRROR, 0.99, 0),  # the threshold is a setting
+    # a wrapper that calls the original shares only its signature: not a mirror
+    (HEADER + "class EnginePatch(ArcticPatch[Engine]):\n    _orig_step = Engine.step\n\n"
+              "    def step(self, batch):\n        batch = [b for b in batch if b is not None]\n"
+              "        return self._orig_step(batch)\n", 0.6, 0),
+    # a rewrite of the same method is not a copy
+    (HEADER + "class EnginePatch(ArcticPatch[Engine]):\n    def step(self, batch):\n"
+              "        self.steps = self.steps + 1\n        results = list(map(self.compute, batch))\n"
+              "        print('stepped', len(results), 'items in', self.config)\n        return results\n", 0.6, 0),
+])
+def test_mirror_threshold_and_non_mirrors(plugin, threshold, expected):
+    assert len(mirrors_of(plugin, threshold=threshold)[0]) == expected
+
+
+def test_added_member_matches_its_best_upstream_original():
+    plugin = MIRROR.replace("def step(self, batch):", "def step_fast(self, batch):")
+    found, _ = mirrors_of(plugin)
+    assert [(m.upstream_path, m.matched_by) for m in found] == [("host.engine.Engine.step", "best match")]
+
+
+def test_decorators_belong_to_the_span():
+    source = "class A:\n    @property\n    @cache(\n        size=2,\n    )\n    def f(self):\n        return 1\n"
+    models, _ = load({"host/a.py": source}, {"host/a.py": source}, {})
+    fn = models.old.index.modules["host.a"].classes["A"].methods["f"]
+    span = function_span(models.old.index, "host.a", fn, "A.f")
+    assert (span.start, span.end) == (2, 7)
+
+
+def test_kept_changed_added_lines():
+    delta = line_delta(["a = 1", "b = 2", "c = 3"], ["a = 1", "b = 20", "x = 0", "c = 3"], 10, 1)
+    assert delta.kept == (10, 12) and delta.changed == (11,) and delta.added == (2, 3) and delta.dropped == ()
+
+
+def test_upstream_change_hunks_in_file_lines_and_reflection():
+    new = ENGINE.replace("self.steps += 1", "self.steps += len(batch)")
+    models, _ = load({"host/engine.py": ENGINE}, {"host/engine.py": new}, {"plug/patch.py": MIRROR})
+    [mirror] = find_mirrors(models.plugin, models.old.index, models.old.resolver, 0.6)
+    copy = mirror_copy(mirror, models.plugin.index, models.old.index, models.new.index, models.new.resolver)
+    assert copy.upstream_changed and copy.new is not None
+    change = upstream_change(copy, models.old.index, models.new.index)
+    assert change is not None and len(change.hunks) == 1 and change.pending == change.hunks
+    # the same hunk header difflib writes for the whole file
+    whole = list(difflib.unified_diff(ENGINE.lstrip("\n").splitlines(), new.lstrip("\n").splitlines(), lineterm=""))
+    assert change.hunks[0].header == next(x for x in whole if x.startswith("@@"))
+    assert "-        self.steps += 1" in change.hunks[0].lines
+    assert "+        self.steps += len(batch)" in change.hunks[0].lines
+    # a plugin copy that already has the NEW line: the hunk is reflected
+    ported = MIRROR.replace("self.steps += 1", "self.steps += len(batch)")
+    models, _ = load({"host/engine.py": ENGINE}, {"host/engine.py": new}, {"plug/patch.py": ported})
+    [mirror] = find_mirrors(models.plugin, models.old.index, models.old.resolver, 0.6)
+    copy = mirror_copy(mirror, models.plugin.index, models.old.index, models.new.index, models.new.resolver)
+    change = upstream_change(copy, models.old.index, models.new.index)
+    assert change is not None and change.hunks[0].reflected and not change.pending
+    assert span_lines(models.plugin.index, copy.plugin)[-1].strip() == "return outputs"
+
+
+def test_layout_only_upstream_change_is_no_change():
+    new = ENGINE.replace("value = self.compute(item)", "value = self.compute( item )  # same")
+    models, _ = load({"host/engine.py": ENGINE}, {"host/engine.py": new}, {"plug/patch.py": MIRROR})
+    [mirror] = find_mirrors(models.plugin, models.old.index, models.old.resolver, 0.6)
+    copy = mirror_copy(mirror, models.plugin.index, models.old.index, models.new.index, models.new.resolver)
+    assert copy.theirs is not None and copy.theirs != copy.base and not copy.upstream_changed
