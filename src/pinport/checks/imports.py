@@ -222,14 +222,11 @@ def _replacement_flags(ctx: ScanContext, module: str, name: str) -> list[str]:
     if not wanted and not read_by_old:
         return []
     scored: list[tuple[float, str]] = []
-    for mod, summary in ctx.host.index.modules.items():
-        for flag in (*summary.lazy_exports, *(n for n in summary.bindings if n.isupper())):
-            if not flag.isupper():
-                continue
-            overlap = len(wanted & _tokens(flag)) / len(wanted | _tokens(flag)) if wanted else 0.0
-            score = overlap + (1.0 if flag in read_by_old else 0.0)
-            if score >= 0.6:
-                scored.append((-score, f"{mod}.{flag}"))
+    for mod, flag in ctx.host.index.flags:
+        overlap = len(wanted & _tokens(flag)) / len(wanted | _tokens(flag)) if wanted else 0.0
+        score = overlap + (1.0 if flag in read_by_old else 0.0)
+        if score >= 0.6:
+            scored.append((-score, f"{mod}.{flag}"))
     return list(dict.fromkeys(path for _, path in sorted(scored)))[:3]
 
 

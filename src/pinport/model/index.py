@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import ast
 import gc
+import hashlib
 import os
 import pickle
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import closing
 from functools import cached_property
@@ -43,17 +44,73 @@ def module_name(rel: str) -> tuple[str, bool] | None:
     return ".".join(parts), is_package
 
 
+class LazyModules(Mapping[str, ModuleSummary]):
+    """Module name -> summary, unpickled on first access: a scan reads a few hundred of thousands.
+
+    Trees of one scan share the memo, so a file both host versions contain is loaded once.
+    A cached row that does not unpickle to a summary is recomputed from the file and rewritten.
+    """
+
+    def __init__(self, keys: dict[str, str], blobs: dict[str, bytes], memo: dict[str, ModuleSummary],
+                 jobs: dict[str, tuple[str, str, bool]], cache: IndexCache) -> None:
+        self._keys = dict(sorted(keys.items()))  # module -> cache key
+        self._blobs = blobs
+        self._memo = memo
+        self._jobs = jobs
+        self._cache = cache
+
+    def __getitem__(self, module: str) -> ModuleSummary:
+        key = self._keys[module]
+        summary = self._memo.get(key)
+        if summary is None:
+            summary = self._load(key)
+            self._memo[key] = summary
+        return summary
+
+    def _load(self, key: str) -> ModuleSummary:
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # unpickling builds many small objects; collection passes are waste here
+        try:
+            summary = pickle.loads(self._blobs[key])
+            if isinstance(summary, ModuleSummary):
+                return summary
+            raise TypeError(type(summary).__name__)
+        except Exception:  # a damaged cache row: recompute that one file, rewrite the row
+            blob = _summarize_file(self._jobs[key])
+            self._blobs[key] = blob
+            self._cache.put_many([(key, blob)])
+            return pickle.loads(blob)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def __contains__(self, module: object) -> bool:
+        return module in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def digest(self) -> str:
+        """Identity of the whole tree's content, for facts computed over every module."""
+        return hashlib.blake2b("\n".join(f"{m}={k}" for m, k in self._keys.items()).encode(),
+                               digest_size=16).hexdigest()
+
+
 class CodeIndex:
     """All modules of one tree by dotted name, with lazy access to source text and parsed trees."""
 
-    def __init__(self, tree: SourceTree, modules: dict[str, ModuleSummary],
-                 paths: dict[str, str], packages: set[str]) -> None:
+    def __init__(self, tree: SourceTree, modules: Mapping[str, ModuleSummary],
+                 paths: dict[str, str], packages: set[str], cache: IndexCache | None = None) -> None:
         self.tree = tree
         self.modules = modules
         self.paths = paths  # module -> path relative to tree.root
         self.packages = packages
         self._sources: dict[str, str] = {}
         self._asts: dict[str, ast.Module | None] = {}
+        self._cache = cache or IndexCache(None)
 
     @property
     def label(self) -> str:
@@ -84,14 +141,40 @@ class CodeIndex:
         return module in self.packages
 
     @cached_property
+    def _catalog(self) -> dict[str, object]:
+        """Facts over every module, cached per tree so a warm scan need not load every summary."""
+        key = f"catalog:{self.modules.digest()}:{MODEL_VERSION}" if isinstance(self.modules, LazyModules) else ""
+        if key:
+            blob = self._cache.get_many([key]).get(key)
+            if blob is not None:
+                try:
+                    return pickle.loads(blob)
+                except Exception:
+                    pass  # damaged: rebuild below
+        definitions: dict[str, list[tuple[str, BindingKind]]] = {}
+        flags: list[tuple[str, str]] = []
+        for mod in sorted(self.modules):
+            summary = self.modules[mod]
+            for name, b in summary.bindings.items():
+                if b.kind in (BindingKind.FUNCTION, BindingKind.CLASS, BindingKind.ASSIGN):
+                    definitions.setdefault(name, []).append((mod, b.kind))
+                if name.isupper():
+                    flags.append((mod, name))
+            flags.extend((mod, name) for name in summary.lazy_exports if name.isupper())
+        catalog = {"definitions": definitions, "flags": flags}
+        if key:
+            self._cache.put_many([(key, pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL))])
+        return catalog
+
+    @property
     def definitions(self) -> dict[str, list[tuple[str, BindingKind]]]:
         """Top-level name -> [(module, kind)] for every def, class and assignment (not imports)."""
-        out: dict[str, list[tuple[str, BindingKind]]] = {}
-        for mod in sorted(self.modules):
-            for name, b in self.modules[mod].bindings.items():
-                if b.kind in (BindingKind.FUNCTION, BindingKind.CLASS, BindingKind.ASSIGN):
-                    out.setdefault(name, []).append((mod, b.kind))
-        return out
+        return self._catalog["definitions"]  # type: ignore[return-value]
+
+    @property
+    def flags(self) -> list[tuple[str, str]]:
+        """(module, NAME) for every upper-case module constant and lazy export (`envs.VLLM_*`)."""
+        return self._catalog["flags"]  # type: ignore[return-value]
 
 
 class IndexCache:
@@ -189,34 +272,13 @@ def load_indexes(trees: Sequence[SourceTree], cache: IndexCache | None = None, *
         fresh = _compute(missing, keys, workers, progress, total - len(missing), total)
         blobs.update(fresh)
         cache.put_many(fresh.items())
-    summaries: dict[str, ModuleSummary] = {}
-    repaired: dict[str, bytes] = {}
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # unpickling builds many small objects; a collection pass per thousand is waste
-    try:
-        out = []
-        for tree, layout, mapping in zip(trees, layouts, tree_keys, strict=True):
-            modules: dict[str, ModuleSummary] = {}
-            for mod, key in mapping.items():
-                summary = summaries.get(key)
-                if summary is None:
-                    try:
-                        summary = pickle.loads(blobs[key])
-                        if not isinstance(summary, ModuleSummary):
-                            raise TypeError(type(summary).__name__)
-                    except Exception:  # a damaged cache row: recompute that one file, rewrite the row
-                        repaired[key] = _summarize_file(keys[key])
-                        summary = pickle.loads(repaired[key])
-                    summaries[key] = summary
-                modules[mod] = summary
-            paths = {mod: rel for mod, (rel, _) in layout.items()}
-            packages = {mod for mod, (_, is_pkg) in layout.items() if is_pkg}
-            out.append(CodeIndex(tree, dict(sorted(modules.items())), paths, packages))
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    if repaired:
-        cache.put_many(repaired.items())
+    memo: dict[str, ModuleSummary] = {}
+    out = []
+    for tree, layout, mapping in zip(trees, layouts, tree_keys, strict=True):
+        modules = LazyModules(mapping, blobs, memo, keys, cache)
+        paths = {mod: rel for mod, (rel, _) in layout.items()}
+        packages = {mod for mod, (_, is_pkg) in layout.items() if is_pkg}
+        out.append(CodeIndex(tree, modules, paths, packages, cache))
     progress("indexing", total, total)
     return out
 

@@ -168,10 +168,10 @@ class _Walker(ast.NodeVisitor):
     visit_TryStar = visit_Try
 
     def visit_If(self, node: ast.If) -> None:
-        test = ast.unparse(node.test)
         if dotted(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
             guard = Guard.TYPE_CHECKING
-        elif "version" in test.lower():
+        elif any("version" in (n.id if isinstance(n, ast.Name) else n.attr).lower()
+                 for n in ast.walk(node.test) if isinstance(n, ast.Name | ast.Attribute)):
             guard = Guard.VERSION
         else:
             guard = Guard.NONE
