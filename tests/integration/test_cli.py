@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from harness import write_tree
 
+from harness import write_tree
 from pinport.cli.main import main
 
 PYPROJECT = """

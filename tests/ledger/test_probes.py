@@ -60,6 +60,17 @@ def test_evaluate(probe: Probe, expected: str | None) -> None:
     assert probe.evaluate(SOURCE) == expected
 
 
+def test_strip_comments() -> None:
+    source = "def f(\n    a,  # the first (one)\n    b=1,  # and b\n):\n"
+    probe = Probe("p", "f.py", r"def f(\(.*?\)):", multiline=True, strip_comments=True)
+    assert probe.evaluate(source) == "(a, b=1)"
+    assert parse_probes(
+        '[[probe]]\nlabel = "p"\nfile = "f"\nregex = "x"\nstrip-comments = true\n',
+        "t",
+        json_format=False,
+    )[0].strip_comments
+
+
 def test_evaluate_absent_file() -> None:
     assert Probe("a", "f.py", "x").evaluate(None) is None
 

@@ -12,6 +12,9 @@ import pytest
 
 from pinport.config import load_settings
 from pinport.ledger import Ledger, Row, build_ledger, default_probes
+from pinport.ledger.auto import SurfaceProbes
+from pinport.ledger.host import HostSources
+from pinport.model.index import IndexCache
 
 pytestmark = pytest.mark.real
 
@@ -167,3 +170,50 @@ def test_flags(ledger: Ledger) -> None:
     raised = {(f.kind.value, f.probe, f.columns[-1]) for f in ledger.flags}
     assert ("REVERTED", "runner.positions_read", "0.26.0") in raised  # .gpu buffer back to a tensor
     assert all(column == "0.26.0" for *_, column in raised)
+
+
+@pytest.fixture(scope="module")
+def auto_ledger(history: Path, vllm_tree, user_cache: Path) -> Ledger:
+    """Auto probes only, cross-checked against the vLLM wheels of the last two pins."""
+    settings = load_settings(history)
+    index_cache = IndexCache(user_cache / "index" / "summaries.sqlite")
+    host = HostSources(vllm_tree, index_cache=index_cache)
+    derive = SurfaceProbes(history, settings, host=host, index_cache=index_cache)
+    return build_ledger(
+        history, settings, (), include_worktree=False, auto_probes=derive, host=host
+    )
+
+
+def test_auto_probes_track_the_known_drifts(auto_ledger: Ledger) -> None:
+    assert auto_ledger.pins == WALK
+    kv = "auto.sig.GPUModelRunnerPatch.initialize_kv_cache"
+    assert changes(auto_ledger, kv) == {
+        "0.8.1": None,
+        "0.9.0.1": '(self, kv_cache_config: "KVCacheConfig")',
+        "0.9.2": "(self, kv_cache_config: KVCacheConfig)",
+        "0.18.0": "(self, kv_cache_config)",
+        "0.26.0": "(self, kv_cache_config, is_profiling: bool = False)",  # drift 1
+    }
+    assert row(auto_ledger, kv).probe.host_file == "vllm/v1/worker/gpu_model_runner.py"
+    bookkeeping = changes(auto_ledger, "auto.sig.GPUModelRunnerPatch._bookkeeping_sync")
+    assert "spec_decode_metadata" in bookkeeping["0.18.0"]  # drift 2: dropped at 0.26.0
+    assert "spec_decode_metadata" not in bookkeeping["0.26.0"]
+    graph = changes(auto_ledger, "auto.sig.UlyssesParallelState.graph_capture")  # module function
+    assert graph["0.26.0"] == "(device: torch.device, graph_capture_context=None)"
+    assert changes(auto_ledger, "auto.import.is_quantized_kv_cache") == {
+        "0.8.1": None,
+        "0.18.0": "vllm.v1.attention.backend",
+        "0.26.0": "vllm.utils.torch_utils",  # drift 4
+    }
+    alias = row(auto_ledger, "auto.alias.GPUModelRunnerPatch._orig_initialize_kv_cache")
+    assert alias.values[-1] == "GPUModelRunner.initialize_kv_cache"
+
+
+def test_auto_host_cross_check(auto_ledger: Ledger) -> None:
+    host_changed = {f.probe: f for f in auto_ledger.flags if f.kind.value == "HOST_CHANGED"}
+    # upstream Attention.forward gained output_dtype; the plugin's (…, **kwargs) did not move
+    forward = host_changed["auto.sig.UlyssesAttention.forward"]
+    assert forward.columns == ("0.18.0", "0.26.0")
+    assert "output_dtype" not in forward.values[0] and "output_dtype" in forward.values[1]
+    # ported members raise nothing: the plugin moved along with upstream
+    assert "auto.sig.GPUModelRunnerPatch.initialize_kv_cache" not in host_changed

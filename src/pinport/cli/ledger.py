@@ -7,9 +7,15 @@ from pathlib import Path
 import click
 
 from ..config import Settings, load_settings
-from ..errors import PinportError
-from ..ledger import Probe, build_ledger, default_probes, load_probes
+from ..errors import NetworkUnavailable, PinportError, VersionNotFound
+from ..ledger import AutoProbes, Column, Probe, build_ledger, default_probes, load_probes
+from ..ledger.auto import SurfaceProbes
+from ..ledger.host import HostSources, registry_host
 from ..ledger.render import render_json, render_markdown, render_text
+from ..model.index import IndexCache
+from ..pins import ReadFile
+from ..sources import Cache
+from .progress import progress_reporter
 
 _RENDER = {"text": render_text, "json": render_json, "markdown": render_markdown}
 
@@ -21,6 +27,20 @@ def _probes(repo: Path, settings: Settings, probes_path: Path | None) -> tuple[P
     if settings.probes_file:
         return load_probes(repo / settings.probes_file)
     return default_probes(settings.profile)
+
+
+def _auto_probes(derive: SurfaceProbes) -> AutoProbes:
+    """The derivation, with its errors saying which part failed and how to leave it out."""
+
+    def run(column: Column, read: ReadFile) -> list[Probe]:
+        try:
+            return derive(column, read)
+        except (VersionNotFound, NetworkUnavailable):
+            raise  # the host check's own failure, already worded for the user
+        except PinportError as exc:
+            raise type(exc)(f"auto probes: {exc} (or pass --no-auto)") from None
+
+    return run
 
 
 @click.command("ledger")
@@ -53,6 +73,18 @@ def _probes(repo: Path, settings: Settings, probes_path: Path | None) -> tuple[P
     help="Also write the Markdown ledger to this file (e.g. EVOLUTION.md).",
 )
 @click.option(
+    "--auto/--no-auto",
+    default=True,
+    show_default=True,
+    help="Add probes derived from the patch surface at the newest pin (signatures, aliases, imports).",
+)
+@click.option(
+    "--host-check",
+    is_flag=True,
+    help="Compare the upstream counterpart of each probe that has one (auto signatures, "
+    "host-file probes) at the last two pins; may download host releases once into the cache.",
+)
+@click.option(
     "--cell-width",
     type=click.IntRange(min=4),
     default=18,
@@ -68,18 +100,31 @@ def ledger_command(
     no_worktree: bool,
     fmt: str,
     write_path: Path | None,
+    auto: bool,
+    host_check: bool,
     cell_width: int,
 ) -> None:
     """Compare probe values across every pin the plugin had; exit 1 when a flag is raised."""
     try:
         settings = load_settings(repo) if repo.is_dir() else Settings()
-        ledger = build_ledger(
-            repo,
-            settings,
-            _probes(repo, settings, probes_path),
-            branch_pattern=branch_pattern,
-            include_worktree=not no_worktree,
-        )
+        cache = Cache()
+        index_cache = IndexCache(cache.path("index", "summaries.sqlite"))
+        with progress_reporter() as progress:
+            host: HostSources | None = None
+            if host_check:
+                host = registry_host(
+                    settings, cache=cache, index_cache=index_cache, progress=progress
+                )
+            derive = SurfaceProbes(repo, settings, host=host, index_cache=index_cache)
+            ledger = build_ledger(
+                repo,
+                settings,
+                _probes(repo, settings, probes_path),
+                branch_pattern=branch_pattern,
+                include_worktree=not no_worktree,
+                auto_probes=_auto_probes(derive) if auto else None,
+                host=host,
+            )
         if write_path is not None:
             try:
                 write_path.write_text(render_markdown(ledger), encoding="utf-8")

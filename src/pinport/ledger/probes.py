@@ -23,7 +23,9 @@ class Probe:
     `multiline` lets the match span lines (`.` matches a newline); `^`/`$` always match at
     line boundaries. `all_matches` joins every match with " | ". `group` is the capture
     group's number or name; None means group 1, or the whole match for a pattern without
-    groups. `host_file`/`host_regex` name the upstream counterpart for the host cross-check.
+    groups. `strip_comments` drops `# ...` up to each line end from the value (a signature
+    whose comments changed did not change). `host_file`/`host_regex` name the upstream
+    counterpart for the host cross-check.
     """
 
     label: str
@@ -32,6 +34,7 @@ class Probe:
     multiline: bool = False
     all_matches: bool = False
     group: int | str | None = None
+    strip_comments: bool = False
     section: str = MANUAL
     host_file: str = ""
     host_regex: str = ""
@@ -104,15 +107,23 @@ def normalize(value: str) -> str:
     return _BEFORE_CLOSE.sub(r"\1", _AFTER_OPEN.sub(r"\1", value))
 
 
+_COMMENT = re.compile(r"#[^\n]*")
+
+
 def _extract(pattern: re.Pattern[str], probe: Probe, text: str | None) -> str | None:
     if text is None:
         return None
     group = _group(pattern, probe.group)
+
+    def value(match: re.Match[str]) -> str:
+        found = match.group(group) or ""
+        return normalize(_COMMENT.sub("", found) if probe.strip_comments else found)
+
     if probe.all_matches:
-        found = [normalize(m.group(group) or "") for m in pattern.finditer(text)]
+        found = [value(m) for m in pattern.finditer(text)]
         return JOIN.join(found) if found else None
     match = pattern.search(text)
-    return normalize(match.group(group) or "") if match else None
+    return value(match) if match else None
 
 
 _KEYS = {f.name for f in fields(Probe) if f.init and f.name != "section"}
@@ -130,7 +141,7 @@ def _probe(entry: object, index: int, origin: str) -> Probe:
         if name not in _KEYS:
             raise ConfigError(f"{origin}: probe '{label}': unknown key '{key}'")
         values[name] = value
-    for name in ("multiline", "all_matches"):
+    for name in ("multiline", "all_matches", "strip_comments"):
         if not isinstance(values.get(name, False), bool):
             raise ConfigError(f"{origin}: probe '{label}': '{name}' must be true or false")
     for name in ("label", "file", "regex", "host_file", "host_regex"):

@@ -76,6 +76,14 @@ def _cut_change(value: str, before: str | None, width: int) -> str:
     return _cut(MORE + value[max(0, same - 4) :], width)
 
 
+def _cut_label(label: str, width: int) -> str:
+    """Cut from the middle: the kind in front and the member name at the end both stay readable."""
+    if len(label) <= width:
+        return label
+    head = width // 3
+    return label[:head] + MORE + label[len(label) - (width - head - 1) :]
+
+
 def _text_cells(row: Row, width: int) -> list[str]:
     values = (None, *row.values)
     return [
@@ -104,9 +112,12 @@ def _headline(ledger: Ledger) -> str:
 
 def render_text(ledger: Ledger, *, cell_width: int = 18) -> str:
     """An aligned table, one column per pin; long values cut to `cell_width` characters."""
-    label_width = min(40, max([len("probe")] + [len(r.probe.label) for r in ledger.rows]))
+    label_width = min(48, max([len("probe")] + [len(r.probe.label) for r in ledger.rows]))
     body = [
-        (title, [(_cut(r.probe.label, label_width), _text_cells(r, cell_width)) for r in rows])
+        (
+            title,
+            [(_cut_label(r.probe.label, label_width), _text_cells(r, cell_width)) for r in rows],
+        )
         for title, rows in _sections(ledger)
     ]
     widths = [
@@ -133,9 +144,12 @@ def render_text(ledger: Ledger, *, cell_width: int = 18) -> str:
     for flag in ledger.flags:
         out.append(f"  {flag.kind.value}  {flag.probe}: {describe_flag(flag)}")
         side = "host " if flag.kind is FlagKind.HOST_CHANGED else ""
+        before: str | None = None
         for pin, value in zip(flag.columns, flag.values, strict=True):
-            shown = NO_MATCH if value is None else _cut(value, 4 * cell_width)
+            # a long value that differs from the line above is shown where it differs
+            shown = NO_MATCH if value is None else _cut_change(value, before, 4 * cell_width)
             out.append(f"      {side}{pin.ljust(pin_width)}  {shown}")
+            before = value
     return "\n".join(out) + "\n"
 
 
@@ -230,6 +244,8 @@ def ledger_as_dict(ledger: Ledger) -> dict:
                 "section": r.probe.section,
                 "file": r.probe.file,
                 "regex": r.probe.regex,
+                "host_file": r.probe.host_file,
+                "host_regex": r.probe.host_regex,
                 "cells": [{"value": c.value, "has_file": c.has_file} for c in r.cells],
             }
             for r in ledger.rows
