@@ -1,13 +1,11 @@
 """Mirror detection (#12): which overrides copy an upstream method, how alike, and what upstream changed."""
 
 import difflib
-import tempfile
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from harness import HOST, PLUGIN, _tree
 
+from harness import HOST, PLUGIN, _tree
 from pinport.config import Settings
 from pinport.plugin.mirrors import (
     find_mirrors,
@@ -55,17 +53,28 @@ MIRROR = HEADER + """class EnginePatch(ArcticPatch[Engine]):
 """
 
 
-def load(old, new, plugin, **settings):
-    config = replace(Settings(host=HOST, plugin_package=PLUGIN, pin_sources=()), **settings)
-    tmp = Path(tempfile.mkdtemp(prefix="pinport-test-"))
-    trees = [_tree(tmp / "old", HOST, "host 1.0", old), _tree(tmp / "new", HOST, "host 2.0", new),
-             _tree(tmp / "plugin", PLUGIN, "plugin", {**PATCHING, **plugin})]
-    return load_models(trees[2], trees[0], trees[1], config), config
+@pytest.fixture
+def load(tmp_path):
+    """load(old, new, plugin) -> Models, on files that live as long as the test."""
+    cases = iter(range(100))
+
+    def make(old, new, plugin):
+        base = tmp_path / str(next(cases))
+        config = replace(Settings(host=HOST, plugin_package=PLUGIN, pin_sources=()))
+        trees = [_tree(base / "old", HOST, "host 1.0", old), _tree(base / "new", HOST, "host 2.0", new),
+                 _tree(base / "plugin", PLUGIN, "plugin", {**PATCHING, **plugin})]
+        return load_models(trees[2], trees[0], trees[1], config)
+
+    return make
 
 
-def mirrors_of(plugin, old=ENGINE, threshold=0.6):
-    models, _ = load({"host/engine.py": old}, {"host/engine.py": old}, {"plug/patch.py": plugin})
-    return find_mirrors(models.plugin, models.old.index, models.old.resolver, threshold), models
+@pytest.fixture
+def mirrors_of(load):
+    def find(plugin, old=ENGINE, threshold=0.6):
+        models = load({"host/engine.py": old}, {"host/engine.py": old}, {"plug/patch.py": plugin})
+        return find_mirrors(models.plugin, models.old.index, models.old.resolver, threshold)
+
+    return find
 
 
 def test_tokens_drop_comments_and_layout():
@@ -74,8 +83,8 @@ def test_tokens_drop_comments_and_layout():
         normalise("key_cache, value_cache = kv_cache.unbind(0)  # layout")
 
 
-def test_mirror_of_the_patched_member():
-    found, _ = mirrors_of(MIRROR)
+def test_mirror_of_the_patched_member(mirrors_of):
+    found = mirrors_of(MIRROR)
     assert len(found) == 1
     mirror = found[0]
     assert (mirror.upstream_path, mirror.matched_by) == ("host.engine.Engine.step", "target")
@@ -96,19 +105,19 @@ def test_mirror_of_the_patched_member():
               "        self.steps = self.steps + 1\n        results = list(map(self.compute, batch))\n"
               "        print('stepped', len(results), 'items in', self.config)\n        return results\n", 0.6, 0),
 ])
-def test_mirror_threshold_and_non_mirrors(plugin, threshold, expected):
-    assert len(mirrors_of(plugin, threshold=threshold)[0]) == expected
+def test_mirror_threshold_and_non_mirrors(mirrors_of, plugin, threshold, expected):
+    assert len(mirrors_of(plugin, threshold=threshold)) == expected
 
 
-def test_added_member_matches_its_best_upstream_original():
+def test_added_member_matches_its_best_upstream_original(mirrors_of):
     plugin = MIRROR.replace("def step(self, batch):", "def step_fast(self, batch):")
-    found, _ = mirrors_of(plugin)
+    found = mirrors_of(plugin)
     assert [(m.upstream_path, m.matched_by) for m in found] == [("host.engine.Engine.step", "best match")]
 
 
-def test_decorators_belong_to_the_span():
+def test_decorators_belong_to_the_span(load):
     source = "class A:\n    @property\n    @cache(\n        size=2,\n    )\n    def f(self):\n        return 1\n"
-    models, _ = load({"host/a.py": source}, {"host/a.py": source}, {})
+    models = load({"host/a.py": source}, {"host/a.py": source}, {})
     fn = models.old.index.modules["host.a"].classes["A"].methods["f"]
     span = function_span(models.old.index, "host.a", fn, "A.f")
     assert (span.start, span.end) == (2, 7)
@@ -119,9 +128,9 @@ def test_kept_changed_added_lines():
     assert delta.kept == (10, 12) and delta.changed == (11,) and delta.added == (2, 3) and delta.dropped == ()
 
 
-def test_upstream_change_hunks_in_file_lines_and_reflection():
+def test_upstream_change_hunks_in_file_lines_and_reflection(load):
     new = ENGINE.replace("self.steps += 1", "self.steps += len(batch)")
-    models, _ = load({"host/engine.py": ENGINE}, {"host/engine.py": new}, {"plug/patch.py": MIRROR})
+    models = load({"host/engine.py": ENGINE}, {"host/engine.py": new}, {"plug/patch.py": MIRROR})
     [mirror] = find_mirrors(models.plugin, models.old.index, models.old.resolver, 0.6)
     copy = mirror_copy(mirror, models.plugin.index, models.old.index, models.new.index, models.new.resolver)
     assert copy.upstream_changed and copy.new is not None
@@ -134,7 +143,7 @@ def test_upstream_change_hunks_in_file_lines_and_reflection():
     assert "+        self.steps += len(batch)" in change.hunks[0].lines
     # a plugin copy that already has the NEW line: the hunk is reflected
     ported = MIRROR.replace("self.steps += 1", "self.steps += len(batch)")
-    models, _ = load({"host/engine.py": ENGINE}, {"host/engine.py": new}, {"plug/patch.py": ported})
+    models = load({"host/engine.py": ENGINE}, {"host/engine.py": new}, {"plug/patch.py": ported})
     [mirror] = find_mirrors(models.plugin, models.old.index, models.old.resolver, 0.6)
     copy = mirror_copy(mirror, models.plugin.index, models.old.index, models.new.index, models.new.resolver)
     change = upstream_change(copy, models.old.index, models.new.index)
@@ -142,9 +151,9 @@ def test_upstream_change_hunks_in_file_lines_and_reflection():
     assert span_lines(models.plugin.index, copy.plugin)[-1].strip() == "return outputs"
 
 
-def test_layout_only_upstream_change_is_no_change():
+def test_layout_only_upstream_change_is_no_change(load):
     new = ENGINE.replace("value = self.compute(item)", "value = self.compute( item )  # same")
-    models, _ = load({"host/engine.py": ENGINE}, {"host/engine.py": new}, {"plug/patch.py": MIRROR})
+    models = load({"host/engine.py": ENGINE}, {"host/engine.py": new}, {"plug/patch.py": MIRROR})
     [mirror] = find_mirrors(models.plugin, models.old.index, models.old.resolver, 0.6)
     copy = mirror_copy(mirror, models.plugin.index, models.old.index, models.new.index, models.new.resolver)
     assert copy.theirs is not None and copy.theirs != copy.base and not copy.upstream_changed

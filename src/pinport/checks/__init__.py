@@ -1,10 +1,13 @@
 """The ordered registry of checks. Where is check #N? The `drift` column below says.
 
-| check        | module                | drift numbers |
-|--------------|-----------------------|---------------|
-| imports      | imports.py            | #4, #5, #6    |
-| signatures   | override_signature.py | #1, #2        |
-| aliases      | aliases.py            | aliases, patch targets |
+| check        | module                   | drift numbers |
+|--------------|--------------------------|---------------|
+| imports      | imports.py               | #4, #5, #6    |
+| signatures   | override_signature.py    | #1, #2        |
+| aliases      | aliases.py               | aliases, patch targets |
+| forks        | forks.py                 | #8 forked files |
+| copied-lines | copied_lines.py          | #8 second sites |
+| mirrors      | mirrors.py               | #12           |
 """
 
 from __future__ import annotations
@@ -12,10 +15,15 @@ from __future__ import annotations
 from ..errors import ConfigError
 from .aliases import AliasesCheck
 from .base import Check, ScanContext
+from .copied_lines import CopiedLinesCheck
+from .forks import ForksCheck
 from .imports import ImportsCheck
+from .mirrors import MirrorsCheck
 from .override_signature import SignaturesCheck
 
-CHECKS: tuple[Check, ...] = (ImportsCheck(), SignaturesCheck(), AliasesCheck())
+CHECKS: tuple[Check, ...] = (
+    ImportsCheck(), SignaturesCheck(), AliasesCheck(), ForksCheck(), CopiedLinesCheck(), MirrorsCheck(),
+)
 
 
 def select_checks(names: tuple[str, ...] | list[str] | None = None) -> tuple[Check, ...]:

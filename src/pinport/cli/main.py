@@ -117,8 +117,10 @@ def list_checks() -> None:
 
 def _register_optional_commands() -> None:
     from .ledger import ledger_command
+    from .port import port_command
 
     cli.add_command(ledger_command, "ledger")
+    cli.add_command(port_command, "port")
 
 
 _register_optional_commands()

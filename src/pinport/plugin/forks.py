@@ -3,8 +3,9 @@
 Pure functions over the models. Fork detection stays cheap: a plugin file is compared only with
 host files of the same name or that define one of its rarer top-level names, ranked first by
 the overlap of their identifier sets, and only the best few are aligned line by line. The score
-is the share of the host file's (normalised, non-blank) lines the plugin file carries, so a
-fork that adds a great deal of plugin code still scores as the copy it is.
+is the share of the host file's lines (non-blank, non-comment, whitespace squashed) the plugin
+file carries in order, so a fork that adds a great deal of plugin code still scores as the copy
+it is; the matched lines must also be a quarter of the plugin file.
 """
 
 from __future__ import annotations
@@ -68,12 +69,15 @@ def _alignment(a: list[str], b: list[str]) -> int:
     return sum(m.size for m in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
 
 
-def _module_of(index: CodeIndex, ref: str) -> str | None:
-    """A module by dotted name or by path relative to the tree root."""
+def module_of(index: CodeIndex, ref: str) -> str | None:
+    """A module by dotted name, or by path relative to the tree root (a `src/` prefix is dropped)."""
     if ref in index.modules:
         return ref
-    named = module_name(ref)
-    return named[0] if named and named[0] in index.modules else None
+    for path in (ref, ref.removeprefix("src/")):
+        named = module_name(path)
+        if named and named[0] in index.modules:
+            return named[0]
+    return None
 
 
 def _basenames(index: CodeIndex) -> dict[str, list[str]]:
@@ -99,7 +103,7 @@ def find_forks(plugin: PluginModel, old: CodeIndex, threshold: float,
     """Plugin files copying a host file at OLD: the declared pairs, then any scoring `threshold`."""
     out: dict[str, Fork] = {}
     for plugin_ref, host_ref in declared:
-        mod, host = _module_of(plugin.index, plugin_ref), _module_of(old, host_ref)
+        mod, host = module_of(plugin.index, plugin_ref), module_of(old, host_ref)
         if mod is None or host is None:
             continue  # the check reports declared pairs that do not exist
         ours, theirs = _substantive(plugin.index, mod), _substantive(old, host)

@@ -3,8 +3,7 @@
 Pure functions over the models: text is compared as normalised tokens (comments and layout
 dropped), so a re-wrapped line still matches. The counterpart of an override is the member of
 the patched target it replaces; when the target has no such member, the best match in OLD among
-same-named functions and the target class's own methods. This module also holds the record both
-mirrors and forks share (`Copy`: the plugin text with its upstream OLD and NEW texts) and the
+same-named functions and nearby methods. This module also holds the record both mirrors and forks share (`Copy`: the plugin text with its upstream OLD and NEW texts) and the
 upstream-diff analysis the checks and the port both need.
 """
 
@@ -16,10 +15,11 @@ import textwrap
 import weakref
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..model.index import CodeIndex
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
-from ..model.summary import FunctionInfo
+from ..model.summary import BindingKind, ClassInfo, FunctionInfo
 from .model import PluginModel
 from .records import Patch, PatchKind
 
@@ -48,13 +48,6 @@ def normalise(line: str) -> str:
     return " ".join(line_tokens(line))
 
 
-def text_tokens(text: str) -> list[str]:
-    out: list[str] = []
-    for line in text.splitlines():
-        out.extend(line_tokens(line))
-    return out
-
-
 def token_ratio(a: list[str], b: list[str], floor: float = 0.0) -> float:
     """difflib's ratio over token lists; 0.0 as soon as a cheap upper bound falls below `floor`."""
     if not a or not b:
@@ -67,15 +60,13 @@ def token_ratio(a: list[str], b: list[str], floor: float = 0.0) -> float:
     return matcher.ratio()
 
 
-def block_ratio(a: list[list[str]], b: list[list[str]], floor: float = 0.0) -> float:
-    """Token similarity of two blocks (lists of token lines): lines are aligned first, then tokens
-    only inside replaced runs, which is difflib's token ratio at a fraction of its cost."""
+def block_ratio(a: list[list[str]], b: list[list[str]]) -> float:
+    """Token similarity of two blocks of token lines: lines are aligned first, then tokens only
+    inside replaced runs, which is difflib's token ratio at a fraction of its cost."""
     a = [x for x in a if x]
     b = [x for x in b if x]
     total = sum(map(len, a)) + sum(map(len, b))
     if not total:
-        return 0.0
-    if 2 * min(total - sum(map(len, b)), sum(map(len, b))) / total < floor:
         return 0.0
     matched = 0
     lines = difflib.SequenceMatcher(None, [" ".join(x) for x in a], [" ".join(x) for x in b], autojunk=False)
@@ -110,12 +101,11 @@ class Span:
 
 
 class _TextCache:
-    """Split lines and span tokens of one index, kept while the index lives (CodeIndex.lines splits anew)."""
+    """Split lines and span tokens of one index, kept as long as the index (`lines()` splits anew)."""
 
     def __init__(self) -> None:
         self.lines: dict[str, list[str]] = {}
         self.tokens: dict[tuple[str, int, int], _Tokens] = {}
-        self.normal: dict[str, list[str]] = {}
         self.squashed: dict[str, list[str]] = {}
 
 
@@ -136,15 +126,6 @@ def source_lines(index: CodeIndex, module: str) -> list[str]:
     if lines is None:
         lines = cache.lines[module] = index.lines(module)
     return lines
-
-
-def normal_lines(index: CodeIndex, module: str) -> list[str]:
-    """Every line of a module normalised ("" for blank and comment-only lines), once per index."""
-    cache = _cache(index)
-    normal = cache.normal.get(module)
-    if normal is None:
-        normal = cache.normal[module] = [normalise(x) for x in source_lines(index, module)]
-    return normal
 
 
 def squashed_lines(index: CodeIndex, module: str) -> list[str]:
@@ -247,32 +228,6 @@ def line_delta(upstream: list[str], plugin: list[str], upstream_start: int = 1,
     return LineDelta(tuple(kept), tuple(changed), tuple(dropped), tuple(added))
 
 
-class _FunctionTable:
-    """Every function and method of one index by name, built once per index (for best matches)."""
-
-    def __init__(self, index: CodeIndex) -> None:
-        self.by_name: dict[str, list[tuple[str, str, FunctionInfo]]] = {}
-        for mod, summary in index.modules.items():
-            for name, fn in summary.functions.items():
-                self.by_name.setdefault(name, []).append((mod, name, fn))
-            stack = [(c, c.name) for c in summary.classes.values()]
-            while stack:
-                cls, qual = stack.pop()
-                for name, fn in cls.methods.items():
-                    self.by_name.setdefault(name, []).append((mod, f"{qual}.{name}", fn))
-                stack.extend((inner, f"{qual}.{inner.name}") for inner in cls.classes.values())
-
-
-_TABLES: weakref.WeakKeyDictionary[CodeIndex, _FunctionTable] = weakref.WeakKeyDictionary()
-
-
-def _table(index: CodeIndex) -> _FunctionTable:
-    table = _TABLES.get(index)
-    if table is None:
-        table = _TABLES[index] = _FunctionTable(index)
-    return table
-
-
 def base_member(resolver: Resolver, patch: Patch) -> Symbol | None:
     """The host member a patch replaces in one version (same rule as the signatures check)."""
     owner = resolver.resolve(patch.owner)
@@ -292,21 +247,30 @@ def _qualname(sym: Symbol) -> str:
     return sym.path[len(sym.module) + 1:] if sym.path.startswith(sym.module + ".") else sym.path
 
 
-def _candidates(index: CodeIndex, resolver: Resolver, patch: Patch) -> list[tuple[str, str, FunctionInfo]]:
-    """Where a member the target lacks may have been copied from: same-named functions anywhere in
-    the host, and the methods of the target class and its bases."""
+def _candidates(index: CodeIndex, resolver: Resolver, patch: Patch,
+                imported: set[str]) -> list[tuple[str, str, FunctionInfo]]:
+    """Where a member the target lacks may have been copied from: same-named module functions
+    anywhere in the host (from the index's definitions catalog, so no summary is loaded for it),
+    the methods of the target class and its bases, and same-named methods of the classes in the
+    target's module and in the host modules the plugin file imports."""
     fn = patch.function
     assert fn is not None
-    out = list(_table(index).by_name.get(fn.name, ()))
-    if patch.name != fn.name:
-        out.extend(_table(index).by_name.get(patch.name, ()))
+    out: list[tuple[str, str, FunctionInfo]] = []
+    for name in dict.fromkeys((fn.name, patch.name)):
+        for mod, kind in index.definitions.get(name, ()):
+            found = index.modules[mod].functions.get(name) if kind is BindingKind.FUNCTION else None
+            if found is not None:
+                out.append((mod, name, found))
     owner = resolver.resolve(patch.owner)
     if owner is not None and owner.kind == CLASS:
         for cls in resolver.mro(owner):
-            info = cls.obj
-            if cls.module and info is not None and hasattr(info, "methods"):
-                qual = _qualname(cls)
-                out.extend((cls.module, f"{qual}.{name}", m) for name, m in info.methods.items())
+            if cls.module and isinstance(cls.obj, ClassInfo):
+                out.extend((cls.module, f"{_qualname(cls)}.{name}", m) for name, m in cls.obj.methods.items())
+        imported = imported | {owner.module}
+    for mod in sorted(m for m in imported if m in index.modules):
+        for qual, info in index.modules[mod].classes.items():
+            if fn.name in info.methods:
+                out.append((mod, f"{qual}.{fn.name}", info.methods[fn.name]))
     return out
 
 
@@ -367,6 +331,10 @@ def find_mirrors(plugin: PluginModel, old: CodeIndex, resolver: Resolver, thresh
     `skip_paths` are plugin files handled as whole forks (their methods are not mirrors on their own).
     """
     best: dict[tuple[str, int], Mirror] = {}
+    imports: dict[str, set[str]] = {}
+    for imp in plugin.surface.imports:
+        mod = imp.path if imp.path in old.modules else imp.path.rpartition(".")[0]
+        imports.setdefault(imp.site.path, set()).add(mod)
     for patch in plugin.surface.patches:
         fn = patch.function
         if patch.kind is PatchKind.ALIAS or fn is None or fn.name == "<lambda>":
@@ -378,7 +346,7 @@ def find_mirrors(plugin: PluginModel, old: CodeIndex, resolver: Resolver, thresh
         ours_tokens = _span_tokens(plugin.index, ours)
         if len(ours_tokens.flat) < _MIN_TOKENS:
             continue
-        found = _match(old, resolver, patch, ours, ours_tokens, threshold)
+        found = _match(old, resolver, patch, ours, ours_tokens, threshold, imports.get(path, set()))
         if found is not None:
             key = (patch.plugin_module, fn.line)
             if key not in best or found.score > best[key].score:
@@ -387,7 +355,7 @@ def find_mirrors(plugin: PluginModel, old: CodeIndex, resolver: Resolver, thresh
 
 
 def _match(old: CodeIndex, resolver: Resolver, patch: Patch, ours: Span, ours_tokens: _Tokens,
-           threshold: float) -> Mirror | None:
+           threshold: float, imported: set[str]) -> Mirror | None:
     base = base_member(resolver, patch)
     if base is not None:
         if not _function_symbol(base):
@@ -403,7 +371,7 @@ def _match(old: CodeIndex, resolver: Resolver, patch: Patch, ours: Span, ours_to
     scored: list[tuple[float, str, str, FunctionInfo]] = []
     seen: set[tuple[str, int]] = set()
     mine = ours.end - ours.start + 1
-    for mod, qual, fn in _candidates(old, resolver, patch):
+    for mod, qual, fn in _candidates(old, resolver, patch, imported):
         if (mod, fn.line) in seen:
             continue
         seen.add((mod, fn.line))
@@ -470,7 +438,7 @@ class Copy:
     def unit(self) -> str:
         return self.plugin.qualname
 
-    @property
+    @cached_property
     def upstream_changed(self) -> bool:
         """Whether NEW changed the upstream code beyond layout and comments."""
         return self.theirs is not None and _substance(self.base) != _substance(self.theirs)

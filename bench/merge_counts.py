@@ -1,0 +1,82 @@
+"""Merge proposals on a real rebase: how many copies merge cleanly, conflict, or did not change upstream.
+
+    python bench/merge_counts.py [--plugin 0.3.0] [--old 0.26.0] [--new 0.33.0] [--write DIR] [--floor]
+
+Indexes the three trees (warm index cache after the first run), runs the scan with every
+registered check plus the fork, mirror and copied-line checks, then `run_port` (every
+three-way merge). The bar (issue: phase 3 automated): the port costs at most 5 s on top of
+the scan. `--floor` also times plain `ast.parse` of every file, the core speed bar's unit.
+Prints one JSON line last; exit 1 when the port misses the bar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+import time
+from pathlib import Path
+
+from pinport.checks import CHECKS
+from pinport.checks.copied_lines import CopiedLinesCheck
+from pinport.checks.forks import ForksCheck
+from pinport.checks.mirrors import MirrorsCheck
+from pinport.config import load_settings
+from pinport.errors import PinportError
+from pinport.model.index import IndexCache
+from pinport.port import render_port, run_port
+from pinport.scan import load_models, scan_models
+from pinport.sources import Cache, fetch_release
+
+PORT_BAR = 5.0  # seconds on top of the scan
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--plugin", default="0.3.0", help="arctic-inference release")
+    parser.add_argument("--old", default="0.26.0")
+    parser.add_argument("--new", default="0.33.0")
+    parser.add_argument("--write", type=Path, help="also write the proposals to this directory")
+    parser.add_argument("--floor", action="store_true", help="also time ast.parse of every file")
+    args = parser.parse_args()
+    cache = Cache()
+    try:
+        plugin = fetch_release("arctic-inference", args.plugin, cache=cache, prefer="sdist")
+        old, new = (fetch_release("vllm", v, cache=cache, prefer="wheel", packages=("vllm",))
+                    for v in (args.old, args.new))
+        settings = load_settings(plugin.project_root or plugin.root)
+        started = time.perf_counter()
+        models = load_models(plugin, old, new, settings, cache=IndexCache(cache.path("index", "summaries.sqlite")))
+        indexed = time.perf_counter()
+        mine = (ForksCheck(), MirrorsCheck(), CopiedLinesCheck())
+        checks = tuple(c for c in CHECKS if c.name not in {m.name for m in mine}) + mine
+        result = scan_models(models, settings, extra_checks=checks)
+        scanned = time.perf_counter()
+        report = run_port(models, settings, write_dir=args.write)
+        ported = time.perf_counter()
+    except PinportError as exc:
+        print(f"merge_counts: error: {exc}", file=sys.stderr)
+        return 2
+    print(render_port(report, diffs=False), end="")
+    out = {
+        "plugin": args.plugin, "old": args.old, "new": args.new, **report.counts(),
+        "copies": len(report.items), "conflict_blocks": report.conflicts,
+        "findings": {code: sum(1 for f in result.findings if f.code == code)
+                     for code in sorted({f.code for f in result.findings if f.kind.check in {m.name for m in mine}})},
+        "index_s": round(indexed - started, 3), "scan_s": round(scanned - indexed, 3),
+        "port_s": round(ported - scanned, 3), "port_bar_s": PORT_BAR,
+    }
+    if args.floor:
+        trees = (plugin, old, new)
+        sources = [(t.root / rel).read_bytes() for t in trees for rel in t.files if rel.endswith(".py")]
+        floor_started = time.perf_counter()
+        for source in sources:
+            ast.parse(source)
+        out["floor_s"] = round(time.perf_counter() - floor_started, 3)
+    print(json.dumps(out))
+    return 0 if out["port_s"] <= PORT_BAR else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

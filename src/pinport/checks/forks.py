@@ -1,0 +1,109 @@
+"""Forked files (#8): a plugin file that copies a host file must carry the upstream changes.
+
+Forks are found in `plugin/forks.py` against OLD (or declared in `[tool.pinport] forks`). For
+each fork whose original changed OLD -> NEW, one finding carries the unified upstream diff with
+every hunk marked as already in the fork or not; `pinport port` proposes the three-way merge.
+Members the fork's classes read through `self` and inherit from host classes are checked like a
+mirror's. The copied single lines elsewhere (the second site) are `copied_lines.py`'s business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..findings import Finding, Kind, Location, Severity
+from ..model.index import CodeIndex
+from ..plugin.forks import module_of
+from ..plugin.mirrors import Copy, upstream_change
+from .base import ScanContext
+from .mirrors import (
+    change_finding,
+    plugin_members,
+    scan_copies,
+    self_reads,
+    span_location,
+    vanished_members,
+)
+
+NAME = "forks"
+
+FORK_CHANGED = Kind("PP0801", "ForkedFileChangedUpstream", "this file forks `{base}`, which {label} changed: "
+                    "{pending} of {hunks} upstream hunks are not in the fork", Severity.WARNING, 8, NAME)
+FORK_MEMBER_GONE = Kind("PP0802", "ForkUsesRemovedMember", "`{unit}` uses `self.{name}`, inherited from "
+                        "`{base}`, which {label} no longer defines{rename}", Severity.ERROR, 8, NAME)
+FORK_SOURCE_GONE = Kind("PP0803", "ForkedFileRemovedUpstream", "this file forks `{base}`, which {label} no longer "
+                        "has (and no file of the same name matches it)", Severity.WARNING, 8, NAME)
+DECLARED_MISSING = Kind("PP0804", "DeclaredForkNotFound", "the declared fork `{name}` of `{base}` is not in "
+                        "{label}", Severity.WARNING, 8, NAME)
+
+KINDS = (FORK_CHANGED, FORK_MEMBER_GONE, FORK_SOURCE_GONE, DECLARED_MISSING)
+
+
+class ForksCheck:
+    name = NAME
+    drift = (8,)
+    kinds = KINDS
+    description = "files copied from the host carry the upstream changes, and what they inherit exists"
+
+    def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        if not ctx.judging_new:
+            return  # an upstream change is made by the move; OLD has nothing to port
+        yield from self._declared(ctx)
+        for copy in scan_copies(ctx).copies:
+            if copy.kind == "fork":
+                yield from self._fork(ctx, copy)
+
+    def _declared(self, ctx: ScanContext) -> Iterator[Finding]:
+        for plugin_file, host_file in ctx.settings.forks:
+            missing = [(ref, index) for ref, index in ((plugin_file, ctx.plugin.index), (host_file, ctx.old.index))
+                       if not _exists(index, ref)]
+            for _, index in missing[:1]:
+                yield Finding(DECLARED_MISSING, {"name": plugin_file, "base": host_file, "label": index.label},
+                              Location(plugin_file, 0), subject=host_file,
+                              suggestion="fix the pair in `[tool.pinport] forks` (paths relative to each tree)")
+
+    def _fork(self, ctx: ScanContext, copy: Copy) -> Iterator[Finding]:
+        args = {"name": copy.plugin.path, "base": copy.subject}
+        if copy.new is None:
+            yield Finding(FORK_SOURCE_GONE, {**args, "label": ctx.new.label}, Location(copy.plugin.path, 1, 0,
+                          "<module>"), old=span_location(ctx.old, copy.old, copy.subject), subject=copy.subject,
+                          suggestion="find where upstream moved this code; declare the new pair in "
+                                     "`[tool.pinport] forks` to keep tracking it")
+            return
+        if copy.upstream_changed:
+            change = upstream_change(copy, ctx.old.index, ctx.new.index)
+            if change is not None and change.hunks:
+                yield change_finding(FORK_CHANGED, ctx, copy, change, args,
+                                     "port the upstream hunks into the fork (`pinport port` proposes a three-way "
+                                     "merge of the whole file)")
+        yield from self._members(ctx, copy)
+
+    def _members(self, ctx: ScanContext, copy: Copy) -> Iterator[Finding]:
+        """`self.X` reads in the fork's subclasses of host classes that NEW's base no longer defines."""
+        module = copy.plugin.module
+        for target in ctx.plugin.surface.targets:
+            if target.plugin_module != module or target.is_patch:
+                continue
+            provided = plugin_members(ctx.plugin, target.target)
+            prefix = target.plugin_class + "."
+            units = sorted(p.site.unit for p in ctx.plugin.surface.patches
+                           if p.plugin_module == module and p.via == target.plugin_class and p.function)
+            for unit in dict.fromkeys(units):
+                node = ctx.plugin.function_node(module, unit)
+                if node is None or not unit.startswith(prefix):
+                    continue
+                for name, line, before, rename in vanished_members(ctx, target.target, self_reads(node), provided):
+                    hint = f" (upstream now uses `{rename}`)" if rename else ""
+                    renamed = ctx.new.resolve(f"{target.target}.{rename}") if rename else None
+                    yield Finding(FORK_MEMBER_GONE, {"name": name, "unit": unit, "base": target.target,
+                                                     "label": ctx.new.label, "rename": hint},
+                                  Location(copy.plugin.path, line, 0, unit,
+                                           ctx.plugin.index.line_text(module, line)),
+                                  subject=f"{target.target}.{name}", old=ctx.old.location(before),
+                                  new=ctx.new.location(renamed),
+                                  suggestion=f"use `self.{rename}`" if rename else
+                                  "find what the upstream original uses instead (see the fork's upstream diff)")
+
+
+def _exists(index: CodeIndex, ref: str) -> bool:
+    return module_of(index, ref) is not None

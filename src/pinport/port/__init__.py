@@ -1,0 +1,22 @@
+"""Phase 3, automated: three-way merge proposals for every mirrored method and forked file.
+
+`run_port` takes the already-loaded models of a scan, merges each upstream OLD -> NEW change
+into the plugin's copy (`git merge-file`), and optionally writes the proposals to a directory
+(`--write DIR`, the plugin tree untouched) or edits the plugin in place (`--apply`, only on a
+clean git tree). It returns a PortReport and prints nothing; `render_port` words it.
+"""
+
+from __future__ import annotations
+
+from .apply import AppliedChange, DirtyTree
+from .merge import MergeResult, MergeUnavailable, merge3
+from .plan import CLEAN, CONFLICT, GONE, UNCHANGED, FileProposal, PortItem
+from .render import render_port
+from .run import PortReport, plan_port, run_port
+from .write import PATCH_NAME
+
+__all__ = [
+    "CLEAN", "CONFLICT", "GONE", "PATCH_NAME", "UNCHANGED", "AppliedChange", "DirtyTree", "FileProposal",
+    "MergeResult", "MergeUnavailable", "PortItem", "PortReport", "merge3", "plan_port", "render_port",
+    "run_port",
+]

@@ -1,0 +1,84 @@
+"""Run the port: plan every merge, then write the proposals or apply them (see the package doc)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Settings
+from ..plugin.forks import find_copies
+from ..scan import Models
+from .apply import AppliedChange, apply_proposals
+from .plan import (
+    CLEAN,
+    CONFLICT,
+    GONE,
+    UNCHANGED,
+    FileProposal,
+    PortItem,
+    file_proposals,
+    plan_item,
+)
+from .write import write_proposals
+
+
+@dataclass(frozen=True)
+class PortReport:
+    """Every copy with its merge status, the files proposed, and what was written or applied."""
+
+    plugin_label: str
+    old_label: str
+    new_label: str
+    items: tuple[PortItem, ...]
+    proposals: tuple[FileProposal, ...]
+    write_dir: str = ""
+    written: tuple[str, ...] = ()  # paths relative to write_dir
+    applied: tuple[AppliedChange, ...] = ()
+    skipped: tuple[str, ...] = ()  # files --apply left alone, with the reason
+    seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict, compare=False)
+
+    def counts(self) -> dict[str, int]:
+        """clean / conflict / unchanged / gone, and how many clean merges change nothing (ported)."""
+        out = {CLEAN: 0, CONFLICT: 0, UNCHANGED: 0, GONE: 0}
+        for item in self.items:
+            out[item.status] += 1
+        out["already_ported"] = sum(1 for i in self.items if i.status == CLEAN and not i.changes)
+        return out
+
+    @property
+    def conflicts(self) -> int:
+        return sum(i.conflicts for i in self.items)
+
+
+def plan_port(models: Models, settings: Settings) -> tuple[PortItem, ...]:
+    """Merge every mirror and fork of the plugin (found against OLD) with its upstream change."""
+    copies = find_copies(models.plugin, models.old.index, models.old.resolver, models.new.index,
+                         models.new.resolver, settings)
+    labels = ("plugin", models.old.label, models.new.label)
+    return tuple(plan_item(c, models.plugin.index, models.old.index, labels) for c in copies.copies)
+
+
+def run_port(models: Models, settings: Settings, *, write_dir: Path | None = None, apply: bool = False,
+             allow_dirty: bool = False) -> PortReport:
+    """Propose the port of every mirror and fork; write the proposals to `write_dir`, or apply them.
+
+    Raises PinportError (DirtyTree, MergeUnavailable, an unwritable DIR) below the CLI.
+    """
+    started = time.perf_counter()
+    items = plan_port(models, settings)
+    planned = time.perf_counter()
+    proposals = file_proposals(items, models.plugin.index)
+    tree = models.plugin.index.tree
+    written: tuple[str, ...] = ()
+    applied: list[AppliedChange] = []
+    skipped: list[str] = []
+    if write_dir is not None:
+        written = write_proposals(proposals, tree.root, write_dir)
+    if apply:
+        applied, skipped = apply_proposals(proposals, tree, allow_dirty=allow_dirty)
+    done = time.perf_counter()
+    return PortReport(models.plugin.label, models.old.label, models.new.label, items, tuple(proposals),
+                      str(write_dir) if write_dir is not None else "", written, tuple(applied), tuple(skipped),
+                      done - started, {"merge": planned - started, "output": done - planned})

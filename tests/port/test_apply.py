@@ -1,0 +1,101 @@
+"""`--apply`: in-place edits one copy at a time, only on a clean git tree, with what changed reported."""
+
+from dataclasses import replace
+
+import pytest
+from click.testing import CliRunner
+
+from pinport.cli.port import port_command
+from pinport.port import CLEAN, CONFLICT, DirtyTree, run_port
+from pinport.port.apply import apply_proposals
+from pinport.port.plan import file_proposals
+from port.scenarios import CONFIG, ENGINE, FORK, FORKED, MIRRORS, PATCHING, git
+
+# drain: a clean merge that adds a line; step: a conflict
+BOTH = CONFIG.replace("        results = []\n", "        results = []\n        queue = list(queue)\n")
+LAYOUT = FORKED.replace("kv_cache.unbind(0)", "kv_cache.unbind(1)")
+OLD = {"host/engine.py": ENGINE, "host/attn.py": FORKED}
+NEW = {"host/engine.py": BOTH, "host/attn.py": LAYOUT}
+PLUGIN = {"plug/patch.py": MIRRORS, "plug/tree_attn.py": FORK, **PATCHING}
+
+
+def test_apply_edits_each_copy_and_reports_conflicts(load):
+    models, settings, root = load(OLD, NEW, PLUGIN, git_repo=True)
+    report = run_port(models, settings, apply=True)
+    assert {i.copy.unit: i.status for i in report.items} == {
+        "plug.tree_attn": CLEAN, "EnginePatch.drain": CLEAN, "EnginePatch.step": CONFLICT}
+    changes = {c.unit: c for c in report.applied}
+    assert list(changes) == ["EnginePatch.drain", "EnginePatch.step", "<module>"]
+    drain, step, fork = changes["EnginePatch.drain"], changes["EnginePatch.step"], changes["<module>"]
+    assert (drain.path, drain.old_start, drain.old_end, drain.new_end) == ("plug/patch.py", 6, 13, 14)
+    assert "+        queue = list(queue)" in drain.diff and drain.conflict_lines == ()
+    # step moved down by the line drain gained, and grew by its conflict block
+    assert (step.old_start, step.old_end, step.new_start) == (15, 23, 16)
+    text = (root / "plug/patch.py").read_text()
+    lines = text.splitlines()
+    assert [lines[n - 1] for n in step.conflict_lines] == ["<<<<<<< plugin"]
+    assert lines[step.new_end - 1] == "        return outputs" and text.endswith("return outputs\n")
+    assert "queue = list(queue)" in text and "print(\"drained\", len(results))" in text
+    assert fork.conflict_lines == () and "kv_cache.unbind(1)" in (root / "plug/tree_attn.py").read_text()
+    assert "unbind(0)" not in (root / "plug/tree_attn.py").read_text()
+    assert git(root, "status", "--porcelain").split() == ["M", "plug/patch.py", "M", "plug/tree_attn.py"]
+
+
+def test_apply_refuses_a_dirty_tree_unless_allowed(load):
+    models, settings, root = load(OLD, NEW, PLUGIN, git_repo=True)
+    (root / "plug/patching.py").write_text("class ArcticPatch:\n    x = 1\n")
+    with pytest.raises(DirtyTree):
+        run_port(models, settings, apply=True)
+    assert (root / "plug/patch.py").read_text() == MIRRORS.lstrip("\n")  # nothing edited
+    report = run_port(models, settings, apply=True, allow_dirty=True)
+    assert len(report.applied) == 3
+
+
+def test_apply_refuses_a_tree_outside_git(load):
+    models, settings, root = load(OLD, NEW, PLUGIN)
+    with pytest.raises(DirtyTree):
+        run_port(models, settings, apply=True)
+    assert len(run_port(models, settings, apply=True, allow_dirty=True).applied) == 3
+
+
+def test_apply_never_edits_a_downloaded_release(load):
+    models, settings, _ = load(OLD, NEW, PLUGIN)
+    proposals = file_proposals(run_port(models, settings).items, models.plugin.index)
+    release = replace(models.plugin.index.tree, version="1.0")
+    with pytest.raises(DirtyTree):
+        apply_proposals(proposals, release, allow_dirty=True)
+
+
+def test_apply_skips_a_file_changed_since_analysis(load):
+    models, settings, root = load(OLD, NEW, PLUGIN, git_repo=True)
+    proposals = file_proposals(run_port(models, settings).items, models.plugin.index)
+    (root / "plug/patch.py").write_text(MIRRORS + "\n# edited\n")
+    git(root, "commit", "-qam", "edit")
+    changes, skipped = apply_proposals(proposals, models.plugin.index.tree)
+    assert [c.path for c in changes] == ["plug/tree_attn.py"]
+    assert skipped == ["plug/patch.py: changed on disk since it was analysed; run again"]
+
+
+def cli(root, *args):
+    base = root.parent
+    return CliRunner().invoke(port_command, ["--plugin", str(base / "plugin"), "--old", str(base / "old"),
+                                             "--new", str(base / "new"), "--host", "host", "--cache-dir",
+                                             str(base / "cache"), "--no-progress", *args])
+
+
+def test_cli_dry_run_write_and_usage(load, tmp_path):
+    _, _, root = load(OLD, NEW, PLUGIN, git_repo=True)
+    dry = cli(root)
+    assert dry.exit_code == 1, dry.output  # conflicts remain
+    assert "3 copies: 2 clean merges (0 already ported), 1 with conflicts" in dry.output
+    written = cli(root, "--write", str(tmp_path / "out"))
+    assert written.exit_code == 1 and (tmp_path / "out" / "port.patch").is_file()
+    assert git(root, "status", "--porcelain") == ""
+    assert cli(root, "--write", str(tmp_path / "x"), "--apply").exit_code == 2
+    (root / "plug/patching.py").write_text("# dirty\n")
+    refused = cli(root, "--apply")
+    assert refused.exit_code == 2 and "uncommitted changes" in refused.output
+    git(root, "checkout", "--", "plug/patching.py")
+    applied = cli(root, "--apply")
+    assert applied.exit_code == 1 and "applied mirror EnginePatch.step -> plug/patch.py:16-" in applied.output
+    assert "conflicts remain at lines" in applied.output
