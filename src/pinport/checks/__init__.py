@@ -8,6 +8,10 @@
 | forks        | forks.py                 | #8 forked files |
 | copied-lines | copied_lines.py          | #8 second sites |
 | mirrors      | mirrors.py               | #12           |
+| attributes   | instance_attributes.py   | #9            |
+| bypass       | bypass.py                | #10           |
+| undefined    | undefined.py             | config-gated gaps, duplicate methods |
+| host-kinds   | host_kinds.py            | #6 kind changes, env flags, TypedDict keys |
 """
 
 from __future__ import annotations
@@ -15,14 +19,19 @@ from __future__ import annotations
 from ..errors import ConfigError
 from .aliases import AliasesCheck
 from .base import Check, ScanContext
+from .bypass import BypassCheck
 from .copied_lines import CopiedLinesCheck
 from .forks import ForksCheck
+from .host_kinds import HostKindsCheck
 from .imports import ImportsCheck
+from .instance_attributes import AttributesCheck
 from .mirrors import MirrorsCheck
 from .override_signature import SignaturesCheck
+from .undefined import UndefinedCheck
 
 CHECKS: tuple[Check, ...] = (
-    ImportsCheck(), SignaturesCheck(), AliasesCheck(), ForksCheck(), CopiedLinesCheck(), MirrorsCheck(),
+    ImportsCheck(), SignaturesCheck(), AliasesCheck(), AttributesCheck(), BypassCheck(), UndefinedCheck(),
+    HostKindsCheck(), ForksCheck(), CopiedLinesCheck(), MirrorsCheck(),
 )
 
 

@@ -16,6 +16,7 @@ from ..model.resolve import CLASS, FUNCTION, MODULE, Symbol
 from ..model.summary import BindingKind, ClassInfo, FunctionInfo
 from ..plugin.records import Guard
 from .base import HostView, ScanContext
+from .host_kinds import is_env_flag_read
 
 NAME = "imports"
 
@@ -83,6 +84,8 @@ class ImportsCheck:
                 parent = host.resolve(head)
                 if parent is None or parent.kind not in (MODULE, CLASS):
                     return None
+                if is_env_flag_read(host, head, part):
+                    return None  # the host-kinds check reports a removed flag as EnvFlagRemoved
                 missing = f"{head}.{part}"
                 args = {"name": part, "base": head, "label": host.label}
                 suggestion = self._alternatives(ctx, head, part) or f"`{part}` must be re-derived against {host.label}"

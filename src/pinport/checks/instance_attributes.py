@@ -1,0 +1,338 @@
+"""Instance attributes (#9): what plugin methods read on `self`, and on typed host objects, still exists.
+
+A patch-class method runs with `self` an instance of the TARGET class (the patch class does not
+inherit from it), a subclass override with `self` an instance of the plugin class; either way
+every `self.X` the plugin reads and does not set itself must be set or defined by the host
+class through its MRO. When the host still sets it but assigns something of another kind (a
+`CpuGpuBuffer` became a plain tensor), the members the plugin uses on it (`.gpu`, `.np`) break.
+The self-use and unit helpers here are shared with undefined.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..findings import Finding, Kind, Location, Severity
+from ..model.index import CodeIndex
+from ..model.resolve import CLASS, EXTERNAL, INSTANCE_ATTR, Resolver, Symbol
+from ..model.summary import ClassInfo
+from ..plugin.model import PluginModel
+from ..plugin.records import PatchKind
+from .base import HostView, ScanContext
+from .host_kinds import (
+    FnNode,
+    SelfUse,
+    host_member,
+    memo,
+    plugin_facts,
+    plugin_memo,
+    returned_class,
+)
+
+NAME = "attributes"
+
+ATTRIBUTE_NOT_SET = Kind("PP0901", "AttributeNoLongerSet", "`self.{name}` is read here, but `{cls}` in {label} "
+                         "no longer sets or defines `{name}` (nor do its bases)", Severity.ERROR, 9, NAME)
+HOST_OBJECT_ATTRIBUTE = Kind("PP0902", "HostObjectAttributeMissing", "`{name}` is read on a `{cls}` ({via}), "
+                             "which no longer defines it in {label}", Severity.ERROR, 9, NAME)
+ATTRIBUTE_TYPE_CHANGED = Kind("PP0903", "AttributeTypeChanged", "`self.{name}` is assigned `{new_expr}` in {label} "
+                              "(was `{old_expr}`); the plugin uses `.{members}` on it", Severity.WARNING, 9, NAME)
+ATTRIBUTE_MEMBER_GONE = Kind("PP0904", "AttributeMemberGone", "`self.{name}` is `{new_expr}` in {label} (was "
+                             "`{old_expr}`, a `{old_type}`); `.{members}` existed only on the old type",
+                             Severity.ERROR, 9, NAME)
+
+KINDS = (ATTRIBUTE_NOT_SET, HOST_OBJECT_ATTRIBUTE, ATTRIBUTE_TYPE_CHANGED, ATTRIBUTE_MEMBER_GONE)
+
+_HEAD = re.compile(r"^([A-Za-z_][\w.]*)\s*(\(|$)")
+
+
+def self_name(node: FnNode) -> str | None:
+    """The name of the instance (or class) parameter, None for static methods and bare functions."""
+    if any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list):
+        return None
+    params = [*node.args.posonlyargs, *node.args.args]
+    return params[0].arg if params else None
+
+
+def is_classmethod(node: FnNode) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
+
+
+# -- plugin units whose `self` is a host class instance -------------------------------------------
+@dataclass(frozen=True)
+class Unit:
+    """A plugin function run as a method of host classes: patch member, override or `Host.x = fn`."""
+
+    module: str
+    qualname: str
+    site: Location
+    owners: tuple[str, ...]  # host class paths as the plugin wrote them
+    plugin_class: str  # the plugin class's qualified name ('' for an assigned module function)
+    is_patch: bool  # self is the target itself (patch class, assignment) rather than a plugin subclass
+    node: FnNode
+    wrapper: str = ""  # classmethod/staticmethod applied on assignment
+
+    @property
+    def instance(self) -> bool:
+        """Whether the first parameter is an instance (not a class)."""
+        return self.wrapper != "classmethod" and not is_classmethod(self.node)
+
+
+def iter_units(plugin: PluginModel) -> list[Unit]:
+    """Every plugin function whose `self` is an instance of a host class, owners merged per function."""
+    def build() -> list[Unit]:
+        grouped: dict[tuple[str, str], tuple[Location, list[str], str, bool, str]] = {}
+        for p in plugin.surface.patches:
+            if p.function is None or p.kind is PatchKind.ALIAS or p.function.name == "<lambda>" or \
+                    p.wrapper == "staticmethod":
+                continue
+            if p.kind is PatchKind.ASSIGNMENT:
+                scope = p.site.unit if p.site.unit != "<module>" else ""
+                quals = [f"{scope}.{p.function.name}"] if scope else []
+                qual = next((q for q in quals if plugin.function_node(p.plugin_module, q)), p.function.name)
+                entry = grouped.setdefault((p.plugin_module, qual), (p.site, [], "", True, p.wrapper))
+            else:
+                entry = grouped.setdefault((p.plugin_module, p.site.unit),
+                                           (p.site, [], p.via, p.kind is PatchKind.MEMBER, ""))
+            if p.owner not in entry[1]:
+                entry[1].append(p.owner)
+        out = []
+        for (module, qual), (site, owners, via, is_patch, wrapper) in sorted(grouped.items()):
+            node = plugin.function_node(module, qual)
+            if node is not None and self_name(node):
+                out.append(Unit(module, qual, site, tuple(owners), via, is_patch, node, wrapper))
+        return out
+    return plugin_memo(plugin, "units", build)  # type: ignore[return-value]
+
+
+def unit_use(plugin: PluginModel, unit: Unit) -> SelfUse:
+    """How a unit uses its `self` (from the one walk over the plugin)."""
+    facts = plugin_facts(plugin).by_name.get((unit.module, unit.qualname))
+    return facts.use if facts is not None else SelfUse(dynamic=True)
+
+
+def plugin_class_info(index: CodeIndex, module: str, qualname: str) -> ClassInfo | None:
+    summary = index.modules.get(module)
+    parts = qualname.split(".")
+    info = summary.classes.get(parts[0]) if summary else None
+    for part in parts[1:]:
+        info = info.classes.get(part) if info else None
+    return info
+
+
+def plugin_resolver(plugin: PluginModel) -> Resolver:
+    """A resolver over the plugin's own tree (host bases come out EXTERNAL); callers keep it for a run."""
+    return Resolver(plugin.index, plugin.package)
+
+
+def plugin_defines(plugin: PluginModel, module: str, qualname: str, name: str) -> bool:
+    """Whether the plugin class, or a plugin base of it, defines `name` (or has a `__getattr__`)."""
+    resolver = plugin_resolver(plugin)
+    sym = resolver.resolve(f"{module}.{qualname}")
+    if sym is None or sym.kind != CLASS:
+        info = plugin_class_info(plugin.index, module, qualname)
+        return bool(info and info.has_member(name))
+    for owner in resolver.mro(sym):
+        if isinstance(owner.obj, ClassInfo) and (owner.obj.has_member(name) or "__getattr__" in owner.obj.methods):
+            return True
+    return False
+
+
+def _plugin_members(plugin: PluginModel) -> dict[str, frozenset[str]]:
+    """Host class path (as written) -> members the plugin adds to it or stores on its `self`."""
+    def build() -> dict[str, frozenset[str]]:
+        by_owner: dict[str, set[str]] = {}
+        for p in plugin.surface.patches:
+            if p.kind in (PatchKind.MEMBER, PatchKind.ASSIGNMENT):
+                by_owner.setdefault(p.owner, set()).add(p.name)
+        for unit in iter_units(plugin):
+            if unit.is_patch:
+                stores = unit_use(plugin, unit).stores
+                for owner in unit.owners:
+                    by_owner.setdefault(owner, set()).update(stores)
+        return {k: frozenset(v) for k, v in sorted(by_owner.items())}
+    return plugin_memo(plugin, "members", build)  # type: ignore[return-value]
+
+
+def provided_by_plugin(ctx: ScanContext, owner: Symbol) -> frozenset[str]:
+    """Members the plugin adds to `owner` or a related host class (patch members, stores on `self`)."""
+    def build() -> frozenset[str]:
+        resolver = ctx.host.resolver
+        related = {s.path for s in resolver.mro(owner)}
+        out: set[str] = set()
+        for path, names in _plugin_members(ctx.plugin).items():
+            sym = ctx.host.resolve(path)
+            if sym is not None and sym.kind == CLASS and (
+                    sym.path in related or owner.path in {s.path for s in resolver.mro(sym)}):
+                out |= names
+        return frozenset(out)
+    per_host: dict = memo(ctx.host.index, "provided", dict)  # type: ignore[assignment]
+    key = (id(ctx.plugin), owner.path)  # checked against a weak reference: ids are reused
+    hit = per_host.get(key)
+    if hit is None or hit[0]() is not ctx.plugin:
+        hit = per_host[key] = (weakref.ref(ctx.plugin), build())
+    return hit[1]
+
+
+def _head(expr: str) -> str:
+    match = _HEAD.match(expr.strip())
+    return match.group(1) if match else expr.strip()
+
+
+def _assignments(view: HostView, sym: Symbol) -> tuple[list[str], Symbol | None]:
+    """The expressions the defining class assigns to `self.X`, and the class they produce (or None)."""
+    owner = view.resolve(sym.owner) if sym.owner else None
+    if owner is None or not isinstance(owner.obj, ClassInfo):
+        return [], None
+    exprs = [a.expr for a in owner.obj.instance_attrs.get(sym.path.rpartition(".")[2], ())]
+    for expr in exprs:
+        head = _head(expr)
+        if head.startswith("self."):
+            typed = returned_class(view, host_member(view, owner, head[5:], instance=False))
+        elif head and head != "None" and not head.startswith("torch."):
+            typed = returned_class(view, view.resolver.resolve_in(owner.module, head))
+        else:
+            typed = None
+        if typed is not None:
+            return exprs, typed
+    return exprs, None
+
+
+# -- the check -----------------------------------------------------------------------------------
+class AttributesCheck:
+    name = NAME
+    drift = (9,)
+    kinds = KINDS
+    description = "every `self.X` a plugin method reads is still set by the host class, with the same API"
+
+    def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        loose = frozenset(plugin_facts(ctx.plugin).loose)
+        for unit in iter_units(ctx.plugin):
+            yield from self._unit(ctx, unit, loose)
+        yield from self._typed_reads(ctx, loose)
+
+    def _unit(self, ctx: ScanContext, unit: Unit, loose: frozenset[str]) -> Iterator[Finding]:
+        use = unit_use(ctx.plugin, unit)
+        owners = [ctx.host.resolve(o) for o in unit.owners]
+        if use.dynamic or any(o is None or o.kind != CLASS for o in owners):
+            return  # an unresolved owner is the imports/aliases checks' business
+        others = [ctx.other.resolve(o) for o in unit.owners]
+        provided = frozenset().union(*(provided_by_plugin(ctx, o) for o in owners))  # type: ignore[arg-type]
+        for attr, nodes in sorted(use.reads.items()):
+            if attr in use.stores or attr in use.guarded or attr in provided or attr in loose or (
+                    attr.startswith("__") and attr.endswith("__")):
+                continue
+            if unit.plugin_class and not unit.is_patch and plugin_defines(ctx.plugin, unit.module,
+                                                                           unit.plugin_class, attr):
+                continue
+            here = [host_member(ctx.host, o, attr, unit.instance) for o in owners]  # type: ignore[arg-type]
+            there = [host_member(ctx.other, o, attr, unit.instance) if o is not None and o.kind == CLASS else None
+                     for o in others]
+            if not any(here):
+                found = next((t for t in there if t is not None and t.kind != EXTERNAL), None)
+                if found is not None:
+                    yield self._not_set(ctx, unit, attr, nodes, owners[0], found)  # type: ignore[arg-type]
+                continue
+            sym_here = next((h for h in here if h is not None), None)
+            sym_there = next((t for t in there if t is not None), None)
+            members = use.members.get(attr)
+            # a changed assignment is a move OLD -> NEW: judged on NEW only, so it is never "latent"
+            if (ctx.judging_new and members and sym_here is not None and sym_there is not None
+                    and sym_here.kind == INSTANCE_ATTR and sym_there.kind == INSTANCE_ATTR):
+                finding = self._type_change(ctx, unit, attr, members, sym_here, sym_there)
+                if finding is not None:
+                    yield finding
+
+    @staticmethod
+    def _site(ctx: ScanContext, module: str, qualname: str, node: ast.AST) -> Location:
+        line = getattr(node, "lineno", 0)
+        return Location(ctx.plugin.index.paths[module], line, getattr(node, "col_offset", 0), qualname,
+                        ctx.plugin.index.line_text(module, line))
+
+    def _not_set(self, ctx: ScanContext, unit: Unit, attr: str, nodes: list[ast.Attribute], owner: Symbol,
+                 found: Symbol) -> Finding:
+        subject = f"{unit.owners[0]}.{attr}"
+        details = [f"read at lines {', '.join(str(n.lineno) for n in nodes[:8])}"] if len(nodes) > 1 else []
+        origin = getattr(found.obj, "expr", "")
+        if origin:
+            details.append(f"{ctx.other.label}: self.{attr} = {origin}")
+        return Finding(ATTRIBUTE_NOT_SET, {"name": attr, "cls": owner.path.rpartition(".")[2], "label": ctx.host.label},
+                       self._site(ctx, unit.module, unit.qualname, nodes[0]), subject=subject, details=tuple(details),
+                       suggestion=f"set `self.{attr}` in the plugin (e.g. in the `__init__` patch) or re-derive it "
+                                  f"from what {ctx.host.label} uses instead",
+                       **ctx.evidence(subject, host_sym=owner, other_sym=found))
+
+    def _type_change(self, ctx: ScanContext, unit: Unit, attr: str, members: dict[str, ast.Attribute],
+                     sym_here: Symbol, sym_there: Symbol) -> Finding | None:
+        exprs_here, type_here = _assignments(ctx.host, sym_here)
+        exprs_there, type_there = _assignments(ctx.other, sym_there)
+        heads_here = {_head(e) for e in exprs_here} - {"None", ""}
+        heads_there = {_head(e) for e in exprs_there} - {"None", ""}
+        if not heads_here or not heads_there or heads_here == heads_there:
+            return None
+        if type_here is not None and type_there is not None and type_here.path == type_there.path:
+            return None  # another way to build the same class
+        used = sorted(members)
+        gone: list[str] = []
+        plain_tensor = any(_head(e).startswith("torch.") for e in exprs_here)
+        if type_there is not None and (type_here is not None or plain_tensor):
+            gone = [m for m in used if host_member(ctx.other, type_there, m) is not None
+                    and (type_here is None or host_member(ctx.host, type_here, m) is None)]
+        node = members[(gone or used)[0]]
+        kind = ATTRIBUTE_MEMBER_GONE if gone else ATTRIBUTE_TYPE_CHANGED
+        args = {"name": attr, "label": ctx.host.label, "new_expr": exprs_here[0], "old_expr": exprs_there[0],
+                "members": ", .".join(gone or used),
+                "old_type": type_there.path.rpartition(".")[2] if type_there else "?"}
+        subject = f"{unit.owners[0]}.{attr}"
+        details = tuple(f"{view.label}: self.{attr} = {e}" for view, es in ((ctx.other, exprs_there),
+                                                                          (ctx.host, exprs_here)) for e in es[:3])
+        return Finding(kind, args, self._site(ctx, unit.module, unit.qualname, node), subject=subject,
+                       details=details, old=ctx.other.location(sym_there), new=ctx.host.location(sym_here),
+                       suggestion=f"adapt the uses of `self.{attr}` to what {ctx.host.label} assigns")
+
+    def _typed_reads(self, ctx: ScanContext, loose: frozenset[str]) -> Iterator[Finding]:
+        """`x.attr` where x is a known host class (annotation, typed host call) that dropped `attr`."""
+        for fn in plugin_facts(ctx.plugin).functions:
+            seen: set[tuple[str, str]] = set()
+            for node, how, key in fn.reads:
+                if node.attr in loose or node.attr.startswith("__"):
+                    continue
+                if how == "name" and key in fn.typed and fn.stores.get(key, 0) <= 1:
+                    cls_path, via = fn.typed[key], f"`{key}`"
+                elif key in fn.called and (how == "call" or fn.stores.get(key, 0) <= 1):
+                    cls = returned_class(ctx.host, ctx.host.resolve(fn.called[key])) if ctx.plugin.names.is_host(
+                        fn.called[key]) else None
+                    cls_path = cls.path if cls is not None else ""
+                    via = f"`{fn.called[key].rpartition('.')[2]}()`" if how == "call" else f"`{key}`"
+                else:
+                    continue
+                if not ctx.plugin.names.is_host(cls_path) or (cls_path, node.attr) in seen:
+                    continue
+                seen.add((cls_path, node.attr))
+                finding = self._typed_read(ctx, fn.module, fn.qualname, node, cls_path, via)
+                if finding is not None:
+                    yield finding
+
+    def _typed_read(self, ctx: ScanContext, module: str, qual: str, node: ast.Attribute, cls_path: str,
+                    via: str) -> Finding | None:
+        here, there = ctx.host.resolve(cls_path), ctx.other.resolve(cls_path)
+        if here is None or there is None or here.kind != CLASS or there.kind != CLASS:
+            return None
+        if host_member(ctx.host, here, node.attr) is not None or node.attr in provided_by_plugin(ctx, here):
+            return None
+        found = host_member(ctx.other, there, node.attr)
+        if found is None or found.kind == EXTERNAL:
+            return None
+        subject = f"{cls_path}.{node.attr}"
+        return Finding(HOST_OBJECT_ATTRIBUTE, {"name": node.attr, "cls": cls_path.rpartition(".")[2], "via": via,
+                                               "label": ctx.host.label},
+                       self._site(ctx, module, qual, node), subject=subject,
+                       suggestion=f"find what {ctx.host.label} `{cls_path.rpartition('.')[2]}` offers instead of "
+                                  f"`{node.attr}`", **ctx.evidence(subject, host_sym=here, other_sym=found))
+
+
+__all__ = ["KINDS", "AttributesCheck"]

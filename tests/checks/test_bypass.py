@@ -1,0 +1,159 @@
+"""Silent bypass (#10): parallel implementations of a patched class and the switch that selects them."""
+
+import pytest
+
+from harness import codes, only, run_scan
+from pinport.checks.bypass import BypassCheck
+from pinport.findings import Severity
+
+CHECK = (BypassCheck(),)
+METHODS = "".join(f"    def {m}(self):\n        pass\n\n" for m in ("execute_model", "load_model", "profile_run",
+                                                                       "sample_tokens", "capture"))
+RUNNER = "class Runner:\n" + METHODS
+ENVS = ('import os\n\nenvironment_variables = {\n'
+        '    "HOST_USE_V2": lambda: bool(int(os.getenv("HOST_USE_V2", "0"))),\n}\n\n\n'
+        'def __getattr__(name):\n    return environment_variables[name]()\n')
+WORKER_ENV = """
+import host.envs as envs
+
+
+class Worker:
+    def __init__(self):
+        self.use_v2 = envs.HOST_USE_V2
+
+    def init_device(self):
+        if self.use_v2:
+            from host.worker.v2.runner import Runner as RunnerV2
+            self.runner = RunnerV2()
+        else:
+            from host.worker.runner import Runner
+            self.runner = Runner()
+"""
+WORKER_CONFIG = """
+from host.config import Config
+
+
+class Worker:
+    def __init__(self, config: Config):
+        self.use_v2 = config.use_v2
+
+    def init_device(self):
+        if self.use_v2:
+            from host.worker.v2.runner import Runner as RunnerV2
+            return RunnerV2()
+        from host.worker.runner import Runner
+        return Runner()
+"""
+CONFIG = """
+import host.envs as envs
+
+DEFAULT_V2_ARCHITECTURES = frozenset({"LlamaForCausalLM", "Qwen3ForCausalLM"})
+
+
+class Config:
+    architecture: str = "LlamaForCausalLM"
+
+    @property
+    def use_v2(self) -> bool:
+        if envs.HOST_USE_V2 is not None:
+            return envs.HOST_USE_V2
+        return self.architecture in DEFAULT_V2_ARCHITECTURES
+"""
+PLUGIN = {"plug/patching.py": "class ArcticPatch:\n    pass\n",
+          "plug/patch.py": "from plug.patching import ArcticPatch\nfrom host.worker.runner import Runner\n\n\n"
+                           "class RunnerPatch(ArcticPatch[Runner]):\n    def execute_model(self):\n        pass\n\n"
+                           "    def load_model(self):\n        pass\n"}
+FORCING = {**PLUGIN, "plug/plugin.py": "import os\n\n\ndef register():\n    os.environ['HOST_USE_V2'] = '0'\n"}
+
+
+def host(worker: str | None, v2: bool = True, **extra: str) -> dict[str, str]:
+    files = {"host/envs.py": ENVS, "host/config.py": CONFIG, "host/worker/runner.py": RUNNER, **extra}
+    if v2:
+        files["host/worker/v2/runner.py"] = RUNNER
+    if worker:
+        files["host/worker/worker.py"] = worker
+    return files
+
+
+@pytest.mark.parametrize(("old", "new", "plugin", "expected"), [
+    # the switch moved from an opt-in environment variable to a config property
+    (host(WORKER_ENV), host(WORKER_CONFIG), PLUGIN, ["PP1002"]),
+    # the same switch on both sides: already there, informational
+    (host(WORKER_ENV), host(WORKER_ENV), PLUGIN, ["PP1003"]),
+    (host(WORKER_CONFIG), host(WORKER_CONFIG), PLUGIN, ["PP1003"]),
+    # a parallel implementation new in NEW
+    (host(None, v2=False), host(WORKER_CONFIG), PLUGIN, ["PP1001"]),
+    # no other implementation at all
+    (host(None, v2=False), host(None, v2=False), PLUGIN, []),
+])
+def test_bypass_kinds(old, new, plugin, expected):
+    assert codes(run_scan(old, new, plugin, checks=CHECK)) == expected
+
+
+def test_selection_change_evidence():
+    finding = only(run_scan(host(WORKER_ENV), host(WORKER_CONFIG), PLUGIN, checks=CHECK), "PP1002")
+    assert finding.status.value == "drift" and finding.level is Severity.WARNING
+    assert finding.subject == "host.worker.v2.runner.Runner" and finding.args["name"] == "host.worker.runner.Runner"
+    assert (finding.old.path, finding.old.line) == ("host/worker/worker.py", 9)
+    assert (finding.new.path, finding.new.line) == ("host/worker/worker.py", 9)
+    assert finding.plugin.path == "plug/patch.py" and finding.plugin.line == 5
+    details = "\n".join(finding.details)
+    assert "host 1.0: self.use_v2 = envs.HOST_USE_V2" in details
+    assert 'host 1.0: env HOST_USE_V2 (default "0")' in details
+    assert "host 2.0: self.use_v2 = config.use_v2" in details
+    assert "config `Config.use_v2` is a property (host/config.py:10)" in details
+    assert "DEFAULT_V2_ARCHITECTURES = {LlamaForCausalLM, Qwen3ForCausalLM}" in details
+    assert "nothing forces the patched path" in details
+    assert "execute_model, load_model" in finding.details[0]
+
+
+def test_plugin_forcing_the_switch_makes_it_informational():
+    finding = only(run_scan(host(WORKER_ENV), host(WORKER_CONFIG), FORCING, checks=CHECK), "PP1002")
+    assert finding.level is Severity.INFO
+    assert any(d.startswith("plugin forces HOST_USE_V2='0' at plug/plugin.py:5") for d in finding.details)
+
+
+def test_unchanged_twin_is_latent_and_says_so_once():
+    finding = only(run_scan(host(WORKER_ENV), host(WORKER_ENV), PLUGIN, checks=CHECK), "PP1003")
+    assert finding.status.value == "latent"
+    assert any(d.startswith("host 1.0 and host 2.0: host/worker/worker.py:9 selects on") for d in finding.details)
+
+
+def test_plugin_patching_the_candidate_too_is_covered():
+    plugin = {**PLUGIN, "plug/patch2.py": "from plug.patching import ArcticPatch\n"
+                                          "from host.worker.v2.runner import Runner\n\n\n"
+                                          "class RunnerV2Patch(ArcticPatch[Runner]):\n    def load_model(self):\n"
+                                          "        pass\n"}
+    assert codes(run_scan(host(WORKER_ENV), host(WORKER_CONFIG), plugin, checks=CHECK)) == []
+
+
+SMALL_SUB = "from host.worker.runner import Runner\n\n\nclass Tiny(Runner):\n    def capture(self):\n        pass\n"
+OVERRIDE_SUB = ("from host.worker.runner import Runner\n\n\nclass CpuRunner(Runner):\n    def load_model(self):\n"
+                "        pass\n")
+CALLS_UP = ("from host.worker.runner import Runner\n\n\nclass CpuRunner(Runner):\n    def load_model(self):\n"
+            "        super().load_model()\n")
+BASE = "class RunnerBase:\n    def base_only(self):\n        pass\n"
+SIBLING = ("from host.worker.base import RunnerBase\n\n\nclass Other(RunnerBase):\n"
+           + METHODS.replace("capture", "extra"))
+SMALL_SIBLING = "from host.worker.base import RunnerBase\n\n\nclass Other(RunnerBase):\n    def load_model(self):\n" \
+                "        pass\n"
+ON_BASE = "from host.worker.base import RunnerBase\n\n\nclass Runner(RunnerBase):\n" + METHODS
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    ({"host/worker/tiny.py": SMALL_SUB}, []),  # a small subclass that does not touch the patched methods
+    ({"host/worker/cpu.py": OVERRIDE_SUB}, ["PP1003"]),  # overrides a patched method: the patch misses it
+    ({"host/worker/cpu.py": CALLS_UP}, []),  # ... unless it calls up
+    ({"host/worker/base.py": BASE, "host/worker/runner.py": ON_BASE, "host/worker/other.py": SIBLING}, ["PP1003"]),
+    ({"host/worker/base.py": BASE, "host/worker/runner.py": ON_BASE, "host/worker/other.py": SMALL_SIBLING}, []),
+])
+def test_role_rules_keep_noise_low(extra, expected):
+    files = host(None, v2=False, **extra)
+    result = run_scan(files, files, PLUGIN, checks=CHECK)
+    assert codes(result) == expected
+
+
+def test_same_name_needs_shared_methods():
+    unrelated = {"host/other/runner.py": "class Runner:\n    def unrelated(self):\n        pass\n"}
+    files = host(None, v2=False, **unrelated)
+    assert codes(run_scan(files, files, PLUGIN, checks=CHECK)) == []
