@@ -136,3 +136,11 @@ def test_errors_are_one_line_exit_2(
     assert result.stdout == ""
     assert result.stderr.startswith("pinport: error: ") and message in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_exit_code_through_the_main_entry_point(tmp_path: Path, probes_file: Path) -> None:
+    """`pinport ledger` via cli.main: a raised flag is exit 1 there too, not only under CliRunner."""
+    from pinport.cli.main import main
+
+    repo = stalled_repo(tmp_path)
+    assert main(["ledger", str(repo.root), "--probes", str(probes_file), "--no-auto"]) == 1

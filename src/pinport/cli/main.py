@@ -129,7 +129,7 @@ _register_optional_commands()
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI in-process and return its exit code (tests call this)."""
     try:
-        cli.main(args=argv, prog_name="pinport", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="pinport", standalone_mode=False)
     except PinportError as exc:
         click.echo(f"pinport: error: {exc}", err=True)
         return EXIT_ERROR
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_ERROR
-    return 0
+    return code if isinstance(code, int) else 0  # a command's ctx.exit(N) comes back as its return
 
 
 def entry() -> None:

@@ -32,6 +32,7 @@ from ..model.index import CodeIndex, IndexCache, load_index
 from ..model.resolve import CLASS, FUNCTION, METHOD, Resolver
 from ..model.summary import FunctionInfo
 from ..pins import ReadFile
+from ..plugin.forks import find_forks
 from ..plugin.model import PluginModel, load_plugin_model
 from ..plugin.records import Patch, PatchKind
 from ..sources.directory import discover_packages, load_directory
@@ -55,8 +56,9 @@ __all__ = [
     "sig_regex",
 ]
 
-SIG, ALIAS, IMPORT = "auto.sig", "auto.alias", "auto.import"
-_ORDER = {SIG: 0, ALIAS: 1, IMPORT: 2}
+SIG, ALIAS, IMPORT, FORK = "auto.sig", "auto.alias", "auto.import", "auto.fork"
+_ORDER = {SIG: 0, ALIAS: 1, IMPORT: 2, FORK: 3}
+_WHOLE_FILE = r"\A(.*)\Z"
 _FUNCTION_KINDS = (PatchKind.MEMBER, PatchKind.OVERRIDE, PatchKind.ASSIGNMENT)
 
 # A parameter list in its parentheses: anything but parentheses, or balanced pairs four deep.
@@ -162,6 +164,7 @@ class _Draft(NamedTuple):
     host_file: str = ""
     host_regex: str = ""
     check: tuple[str, ...] = ()  # words the value must hold at the newest pin
+    digest: bool = False
 
 
 def _relative(module: str, package: str) -> str:
@@ -257,6 +260,21 @@ def _labelled(drafts: list[_Draft], package: str) -> list[tuple[str, _Draft]]:
     return sorted(out.items(), key=lambda item: (_ORDER[item[1].kind], item[0]))
 
 
+def _forks(plugin: PluginModel, locate: Locate, host: HostSide) -> list[_Draft]:
+    """A fingerprint per forked file (detected against the host at the newest pin, or declared).
+
+    The value is a hash of the whole file without comments; its host side is the upstream file,
+    so the cross-check sees upstream move on while the fork stands still.
+    """
+    out = []
+    for fork in find_forks(plugin, host.index, host.settings.fork_threshold, host.settings.forks):
+        file = locate(fork.plugin_path)
+        if file is not None:
+            out.append(_Draft(FORK, file, fork.plugin_module, file, _WHOLE_FILE, True,
+                              fork.host_path, _WHOLE_FILE, digest=True))
+    return out
+
+
 class HostSide:
     """The host at the newest pin: where each patched member's def is, as a file and a regex."""
 
@@ -266,6 +284,11 @@ class HostSide:
         self._view = HostView(index, Resolver(index, settings.host))
         self._read = read
         self._lines: dict[str, list[str]] = {}
+        self.settings = settings
+
+    @property
+    def index(self) -> CodeIndex:
+        return self._view.index
 
     def counterpart(self, patch: Patch) -> tuple[str, str]:
         """(host file, regex of the base def's parameters), or ("", "") when there is none.
@@ -311,7 +334,8 @@ def _verified(label: str, draft: _Draft, read: ReadFile, host: HostSide | None) 
         draft.file,
         draft.regex,
         multiline=draft.multiline,
-        strip_comments=draft.kind == SIG,
+        strip_comments=draft.kind in (SIG, FORK),
+        digest=draft.digest,
         section=AUTO,
         host_file=draft.host_file,
         host_regex=draft.host_regex,
@@ -348,12 +372,11 @@ def derive_probes(
             cache[module] = _scopes(tree) if tree else _Scopes({}, {})
         return cache[module]
 
-    # TODO(forks): a fingerprint probe per forked/mirrored file once plugin/forks.py settles;
-    # `find_forks` needs the host index at OLD, so it would only run under the host check.
     drafts = (
         _signatures(plugin, locate, scopes, host)
         + _aliases(plugin, locate, scopes)
         + _imports(plugin, locate)
+        + (_forks(plugin, locate, host) if host is not None else [])
     )
     texts: dict[str, str | None] = {}
 

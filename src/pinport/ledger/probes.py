@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tomllib
@@ -35,6 +36,7 @@ class Probe:
     all_matches: bool = False
     group: int | str | None = None
     strip_comments: bool = False
+    digest: bool = False  # the value is a short hash of the (normalised) match: for whole files
     section: str = MANUAL
     host_file: str = ""
     host_regex: str = ""
@@ -117,7 +119,8 @@ def _extract(pattern: re.Pattern[str], probe: Probe, text: str | None) -> str | 
 
     def value(match: re.Match[str]) -> str:
         found = match.group(group) or ""
-        return normalize(_COMMENT.sub("", found) if probe.strip_comments else found)
+        text = normalize(_COMMENT.sub("", found) if probe.strip_comments else found)
+        return "#" + hashlib.blake2b(text.encode(), digest_size=6).hexdigest() if probe.digest else text
 
     if probe.all_matches:
         found = [value(m) for m in pattern.finditer(text)]
@@ -141,7 +144,7 @@ def _probe(entry: object, index: int, origin: str) -> Probe:
         if name not in _KEYS:
             raise ConfigError(f"{origin}: probe '{label}': unknown key '{key}'")
         values[name] = value
-    for name in ("multiline", "all_matches", "strip_comments"):
+    for name in ("multiline", "all_matches", "strip_comments", "digest"):
         if not isinstance(values.get(name, False), bool):
             raise ConfigError(f"{origin}: probe '{label}': '{name}' must be true or false")
     for name in ("label", "file", "regex", "host_file", "host_regex"):
