@@ -198,3 +198,11 @@ def test_default_set_for_arctic_inference() -> None:
     assert {"fca.kv_cache_shape", "fca.kv_split", "swiftkv.kv_split"} <= labels
     assert all(p.file.startswith("arctic_inference/") for p in probes)
     assert default_probes("") == () == default_probes("no_such_profile")
+
+
+def test_digest_probe_hashes_the_normalised_match() -> None:
+    probe = Probe("fork", "f.py", r"\A(.*)\Z", multiline=True, digest=True, strip_comments=True)
+    value = probe.evaluate("def f():\n    return 1\n")
+    assert value is not None and value.startswith("#") and len(value) == 13
+    assert probe.evaluate("def f():   # reformatted, commented\n    return 1\n") == value
+    assert probe.evaluate("def f():\n    return 2\n") != value

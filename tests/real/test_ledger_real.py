@@ -217,3 +217,12 @@ def test_auto_host_cross_check(auto_ledger: Ledger) -> None:
     assert "output_dtype" not in forward.values[0] and "output_dtype" in forward.values[1]
     # ported members raise nothing: the plugin moved along with upstream
     assert "auto.sig.GPUModelRunnerPatch.initialize_kv_cache" not in host_changed
+
+
+def test_auto_fork_fingerprint(auto_ledger: Ledger) -> None:
+    """The forest-cascade fork of flash_attn.py gets a fingerprint row that changes with the fork."""
+    label = "auto.fork.arctic_inference/vllm/attention/flash_attn_forest_cascade.py"
+    fork = row(auto_ledger, label)
+    assert fork.probe.host_file == "vllm/v1/attention/backends/flash_attn.py"
+    values = [v for v in fork.values if v is not None]
+    assert len(values) >= 2 and len(set(values)) == len(values)  # 0.18.0 and 0.26.0 differ
