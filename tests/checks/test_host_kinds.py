@@ -3,7 +3,8 @@
 import pytest
 
 from harness import codes, only, run_scan
-from pinport.checks.host_kinds import HostKindsCheck, is_env_flag_read
+from pinport.checks._hostfacts import is_env_flag_read
+from pinport.checks.host_kinds import HostKindsCheck
 from pinport.findings import Severity
 
 CHECK = (HostKindsCheck(),)

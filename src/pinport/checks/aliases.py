@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from ..findings import Finding, Kind, Severity
 from ..model.resolve import CLASS, MODULE
 from ..model.summary import ClassInfo
-from ..plugin.records import Guard, PatchKind
-from .base import ScanContext
+from ..plugin.records import PatchKind
+from .base import ScanContext, guard_severity
 
 NAME = "aliases"
 
@@ -26,8 +26,6 @@ TARGET_KIND = Kind("PP0004", "PatchTargetNotAClass", "`{plugin_class}` targets `
                    "in {label}, not a class or module", Severity.ERROR, None, NAME)
 
 KINDS = (ALIAS_MISSING, TARGET_MISSING, TARGET_KIND)
-
-_GUARD_SEVERITY = {Guard.TYPE_CHECKING: Severity.INFO, Guard.TRY: Severity.WARNING, Guard.VERSION: Severity.WARNING}
 
 
 class AliasesCheck:
@@ -41,7 +39,7 @@ class AliasesCheck:
         for target in ctx.plugin.surface.targets:
             sym = host.resolve(target.target)
             args = {"plugin_class": target.plugin_class, "target": target.target, "label": host.label}
-            severity = _GUARD_SEVERITY.get(target.guard)
+            severity = guard_severity(target.guard)
             if sym is None:
                 yield Finding(TARGET_MISSING, args, target.site, subject=target.target, severity=severity,
                               suggestion="re-target the patch (see the import findings for where it went)",
@@ -67,5 +65,5 @@ class AliasesCheck:
                 if close:
                     suggestion = f"{host.label} `{patch.owner.rpartition('.')[2]}` has: {', '.join(close)}"
             yield Finding(ALIAS_MISSING, {"alias": alias, "target": patch.alias_of, "label": host.label}, patch.site,
-                          subject=patch.alias_of, severity=_GUARD_SEVERITY.get(patch.guard), suggestion=suggestion,
+                          subject=patch.alias_of, severity=guard_severity(patch.guard), suggestion=suggestion,
                           **ctx.evidence(patch.alias_of))

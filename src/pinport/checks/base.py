@@ -7,15 +7,26 @@ move introduces (drift) from those already true on the current pin (latent).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
 from ..config import Settings
-from ..findings import Finding, Kind, Location
+from ..findings import Finding, Kind, Location, Severity
 from ..model.index import CodeIndex
 from ..model.resolve import MODULE, Resolver, Symbol
+from ..model.summary import FunctionInfo
 from ..plugin.model import PluginModel
+from ..plugin.records import Guard
+
+# A guarded use (`if TYPE_CHECKING:`, `try:`, a version test) fails less loudly than a bare one.
+_GUARD_SEVERITY = {Guard.TYPE_CHECKING: Severity.INFO, Guard.TRY: Severity.WARNING, Guard.VERSION: Severity.WARNING}
+
+
+def guard_severity(guard: Guard) -> Severity | None:
+    """The severity override for a finding at a guarded plugin site; None keeps the kind's own."""
+    return _GUARD_SEVERITY.get(guard)
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,12 @@ class HostView:
         text = snippet
         return Location(self.index.paths[sym.module], sym.line, 0, sym.path, text)
 
+    def def_location(self, sym: Symbol | None) -> Location | None:
+        """`location`, with a function's signature (`def f(a, b=1)`) as the snippet."""
+        if sym is None or not isinstance(sym.obj, FunctionInfo):
+            return self.location(sym)
+        return self.location(sym, snippet=f"def {sym.obj.name}{sym.obj.signature.render()}")
+
 
 @dataclass(frozen=True)
 class ScanContext:
@@ -65,7 +82,17 @@ class ScanContext:
         """`old=`/`new=` keyword arguments for a Finding: where `path` is defined in each version."""
         here = self.host.location(host_sym or self.host.resolve(path))
         there = self.other.location(other_sym or self.other.resolve(path))
+        return self.sides(here, there)
+
+    def sides(self, here: Location | None, there: Location | None) -> dict[str, Location | None]:
+        """`old=`/`new=` keyword arguments for a Finding from evidence in the judged and the other host."""
         return {"old": there, "new": here} if self.judging_new else {"old": here, "new": there}
+
+    def plugin_site(self, module: str, unit: str, node: ast.AST) -> Location:
+        """The plugin location of an AST node in `module`, inside plugin unit `unit`, with its line's text."""
+        line = getattr(node, "lineno", 0)
+        return Location(self.plugin.index.paths[module], line, getattr(node, "col_offset", 0), unit,
+                        self.plugin.index.line_text(module, line))
 
 
 class Check(Protocol):

@@ -22,6 +22,7 @@ from .mirrors import (
     scan_copies,
     self_reads,
     span_location,
+    vanished_finding,
     vanished_members,
 )
 
@@ -93,16 +94,11 @@ class ForksCheck:
                 if node is None or not unit.startswith(prefix):
                     continue
                 for name, line, before, rename in vanished_members(ctx, target.target, self_reads(node), provided):
-                    hint = f" (upstream now uses `{rename}`)" if rename else ""
-                    renamed = ctx.new.resolve(f"{target.target}.{rename}") if rename else None
-                    yield Finding(FORK_MEMBER_GONE, {"name": name, "unit": unit, "base": target.target,
-                                                     "label": ctx.new.label, "rename": hint},
-                                  Location(copy.plugin.path, line, 0, unit,
-                                           ctx.plugin.index.line_text(module, line)),
-                                  subject=f"{target.target}.{name}", old=ctx.old.location(before),
-                                  new=ctx.new.location(renamed),
-                                  suggestion=f"use `self.{rename}`" if rename else
-                                  "find what the upstream original uses instead (see the fork's upstream diff)")
+                    args = {"name": name, "unit": unit, "base": target.target, "label": ctx.new.label}
+                    site = Location(copy.plugin.path, line, 0, unit, ctx.plugin.index.line_text(module, line))
+                    yield vanished_finding(FORK_MEMBER_GONE, ctx, args, site, target.target, name, before, rename,
+                                           f"use `self.{rename}`" if rename else "find what the upstream original "
+                                           "uses instead (see the fork's upstream diff)")
 
 
 def _exists(index: CodeIndex, ref: str) -> bool:

@@ -15,8 +15,8 @@ from ..findings import Finding, Kind, Severity
 from ..model.resolve import CLASS, FUNCTION, MODULE, Symbol
 from ..model.summary import BindingKind, ClassInfo, FunctionInfo
 from ..plugin.records import Guard
-from .base import HostView, ScanContext
-from .host_kinds import is_env_flag_read
+from ._hostfacts import is_env_flag_read
+from .base import HostView, ScanContext, guard_severity
 
 NAME = "imports"
 
@@ -35,9 +35,6 @@ TYPE_CHECKING_ONLY = Kind("PP0403", "TypeCheckingOnlyName", "`{name}` exists in 
 
 KINDS = (MODULE_MISSING, NAME_MOVED, NAME_RENAMED, NAME_REMOVED, ATTRIBUTE_MISSING, TYPE_CHECKING_ONLY)
 
-_GUARD_SEVERITY = {Guard.TYPE_CHECKING: Severity.INFO, Guard.TRY: Severity.WARNING,
-                   Guard.VERSION: Severity.WARNING}
-
 
 class ImportsCheck:
     name = NAME
@@ -54,7 +51,7 @@ class ImportsCheck:
             if finding is not None:
                 kind, args, evidence, suggestion = finding
                 yield Finding(kind, args, imp.site, subject=imp.path, suggestion=suggestion,
-                              severity=_GUARD_SEVERITY.get(imp.guard), **evidence,
+                              severity=guard_severity(imp.guard), **evidence,
                               details=(f"guarded: {imp.guard.value}",) if imp.guard is not Guard.NONE else ())
         seen: set[tuple[str, str, str]] = set()
         for use in ctx.plugin.surface.uses:
@@ -66,7 +63,7 @@ class ImportsCheck:
             if finding is not None:
                 kind, args, evidence, suggestion = finding
                 yield Finding(kind, args, use.site, subject=use.path, suggestion=suggestion,
-                              severity=_GUARD_SEVERITY.get(use.guard), **evidence)
+                              severity=guard_severity(use.guard), **evidence)
 
     # ------------------------------------------------------------------------------------------
     def _check_use(self, ctx: ScanContext, path: str, base: str, provided: set[str]):

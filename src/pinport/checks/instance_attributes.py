@@ -5,33 +5,29 @@ inherit from it), a subclass override with `self` an instance of the plugin clas
 every `self.X` the plugin reads and does not set itself must be set or defined by the host
 class through its MRO. When the host still sets it but assigns something of another kind (a
 `CpuGpuBuffer` became a plain tensor), the members the plugin uses on it (`.gpu`, `.np`) break.
-The self-use and unit helpers here are shared with undefined.py.
+The plugin units and their `self` uses come from `plugin/facts.py`, shared with undefined.py.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from ..findings import Finding, Kind, Location, Severity
-from ..model.index import CodeIndex
-from ..model.resolve import CLASS, EXTERNAL, INSTANCE_ATTR, Resolver, Symbol
+from ..findings import Finding, Kind, Severity
+from ..model.resolve import CLASS, EXTERNAL, INSTANCE_ATTR, Symbol
 from ..model.summary import ClassInfo
-from ..plugin.model import PluginModel
-from ..plugin.records import PatchKind
-from .base import HostView, ScanContext
-from .host_kinds import (
-    FnNode,
-    SelfUse,
-    host_member,
-    memo,
+from ..plugin.facts import (
+    Unit,
+    iter_units,
+    plugin_class_info,
     plugin_facts,
-    plugin_memo,
-    returned_class,
+    plugin_resolver,
+    unit_use,
 )
+from ..plugin.model import PluginModel
+from ._hostfacts import host_member, provided_by_plugin, returned_class
+from .base import HostView, ScanContext
 
 NAME = "attributes"
 
@@ -50,85 +46,6 @@ KINDS = (ATTRIBUTE_NOT_SET, HOST_OBJECT_ATTRIBUTE, ATTRIBUTE_TYPE_CHANGED, ATTRI
 _HEAD = re.compile(r"^([A-Za-z_][\w.]*)\s*(\(|$)")
 
 
-def self_name(node: FnNode) -> str | None:
-    """The name of the instance (or class) parameter, None for static methods and bare functions."""
-    if any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list):
-        return None
-    params = [*node.args.posonlyargs, *node.args.args]
-    return params[0].arg if params else None
-
-
-def is_classmethod(node: FnNode) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
-
-
-# -- plugin units whose `self` is a host class instance -------------------------------------------
-@dataclass(frozen=True)
-class Unit:
-    """A plugin function run as a method of host classes: patch member, override or `Host.x = fn`."""
-
-    module: str
-    qualname: str
-    site: Location
-    owners: tuple[str, ...]  # host class paths as the plugin wrote them
-    plugin_class: str  # the plugin class's qualified name ('' for an assigned module function)
-    is_patch: bool  # self is the target itself (patch class, assignment) rather than a plugin subclass
-    node: FnNode
-    wrapper: str = ""  # classmethod/staticmethod applied on assignment
-
-    @property
-    def instance(self) -> bool:
-        """Whether the first parameter is an instance (not a class)."""
-        return self.wrapper != "classmethod" and not is_classmethod(self.node)
-
-
-def iter_units(plugin: PluginModel) -> list[Unit]:
-    """Every plugin function whose `self` is an instance of a host class, owners merged per function."""
-    def build() -> list[Unit]:
-        grouped: dict[tuple[str, str], tuple[Location, list[str], str, bool, str]] = {}
-        for p in plugin.surface.patches:
-            if p.function is None or p.kind is PatchKind.ALIAS or p.function.name == "<lambda>" or \
-                    p.wrapper == "staticmethod":
-                continue
-            if p.kind is PatchKind.ASSIGNMENT:
-                scope = p.site.unit if p.site.unit != "<module>" else ""
-                quals = [f"{scope}.{p.function.name}"] if scope else []
-                qual = next((q for q in quals if plugin.function_node(p.plugin_module, q)), p.function.name)
-                entry = grouped.setdefault((p.plugin_module, qual), (p.site, [], "", True, p.wrapper))
-            else:
-                entry = grouped.setdefault((p.plugin_module, p.site.unit),
-                                           (p.site, [], p.via, p.kind is PatchKind.MEMBER, ""))
-            if p.owner not in entry[1]:
-                entry[1].append(p.owner)
-        out = []
-        for (module, qual), (site, owners, via, is_patch, wrapper) in sorted(grouped.items()):
-            node = plugin.function_node(module, qual)
-            if node is not None and self_name(node):
-                out.append(Unit(module, qual, site, tuple(owners), via, is_patch, node, wrapper))
-        return out
-    return plugin_memo(plugin, "units", build)  # type: ignore[return-value]
-
-
-def unit_use(plugin: PluginModel, unit: Unit) -> SelfUse:
-    """How a unit uses its `self` (from the one walk over the plugin)."""
-    facts = plugin_facts(plugin).by_name.get((unit.module, unit.qualname))
-    return facts.use if facts is not None else SelfUse(dynamic=True)
-
-
-def plugin_class_info(index: CodeIndex, module: str, qualname: str) -> ClassInfo | None:
-    summary = index.modules.get(module)
-    parts = qualname.split(".")
-    info = summary.classes.get(parts[0]) if summary else None
-    for part in parts[1:]:
-        info = info.classes.get(part) if info else None
-    return info
-
-
-def plugin_resolver(plugin: PluginModel) -> Resolver:
-    """A resolver over the plugin's own tree (host bases come out EXTERNAL); callers keep it for a run."""
-    return Resolver(plugin.index, plugin.package)
-
-
 def plugin_defines(plugin: PluginModel, module: str, qualname: str, name: str) -> bool:
     """Whether the plugin class, or a plugin base of it, defines `name` (or has a `__getattr__`)."""
     resolver = plugin_resolver(plugin)
@@ -140,42 +57,6 @@ def plugin_defines(plugin: PluginModel, module: str, qualname: str, name: str) -
         if isinstance(owner.obj, ClassInfo) and (owner.obj.has_member(name) or "__getattr__" in owner.obj.methods):
             return True
     return False
-
-
-def _plugin_members(plugin: PluginModel) -> dict[str, frozenset[str]]:
-    """Host class path (as written) -> members the plugin adds to it or stores on its `self`."""
-    def build() -> dict[str, frozenset[str]]:
-        by_owner: dict[str, set[str]] = {}
-        for p in plugin.surface.patches:
-            if p.kind in (PatchKind.MEMBER, PatchKind.ASSIGNMENT):
-                by_owner.setdefault(p.owner, set()).add(p.name)
-        for unit in iter_units(plugin):
-            if unit.is_patch:
-                stores = unit_use(plugin, unit).stores
-                for owner in unit.owners:
-                    by_owner.setdefault(owner, set()).update(stores)
-        return {k: frozenset(v) for k, v in sorted(by_owner.items())}
-    return plugin_memo(plugin, "members", build)  # type: ignore[return-value]
-
-
-def provided_by_plugin(ctx: ScanContext, owner: Symbol) -> frozenset[str]:
-    """Members the plugin adds to `owner` or a related host class (patch members, stores on `self`)."""
-    def build() -> frozenset[str]:
-        resolver = ctx.host.resolver
-        related = {s.path for s in resolver.mro(owner)}
-        out: set[str] = set()
-        for path, names in _plugin_members(ctx.plugin).items():
-            sym = ctx.host.resolve(path)
-            if sym is not None and sym.kind == CLASS and (
-                    sym.path in related or owner.path in {s.path for s in resolver.mro(sym)}):
-                out |= names
-        return frozenset(out)
-    per_host: dict = memo(ctx.host.index, "provided", dict)  # type: ignore[assignment]
-    key = (id(ctx.plugin), owner.path)  # checked against a weak reference: ids are reused
-    hit = per_host.get(key)
-    if hit is None or hit[0]() is not ctx.plugin:
-        hit = per_host[key] = (weakref.ref(ctx.plugin), build())
-    return hit[1]
 
 
 def _head(expr: str) -> str:
@@ -247,12 +128,6 @@ class AttributesCheck:
                 if finding is not None:
                     yield finding
 
-    @staticmethod
-    def _site(ctx: ScanContext, module: str, qualname: str, node: ast.AST) -> Location:
-        line = getattr(node, "lineno", 0)
-        return Location(ctx.plugin.index.paths[module], line, getattr(node, "col_offset", 0), qualname,
-                        ctx.plugin.index.line_text(module, line))
-
     def _not_set(self, ctx: ScanContext, unit: Unit, attr: str, nodes: list[ast.Attribute], owner: Symbol,
                  found: Symbol) -> Finding:
         subject = f"{unit.owners[0]}.{attr}"
@@ -261,7 +136,7 @@ class AttributesCheck:
         if origin:
             details.append(f"{ctx.other.label}: self.{attr} = {origin}")
         return Finding(ATTRIBUTE_NOT_SET, {"name": attr, "cls": owner.path.rpartition(".")[2], "label": ctx.host.label},
-                       self._site(ctx, unit.module, unit.qualname, nodes[0]), subject=subject, details=tuple(details),
+                       ctx.plugin_site(unit.module, unit.qualname, nodes[0]), subject=subject, details=tuple(details),
                        suggestion=f"set `self.{attr}` in the plugin (e.g. in the `__init__` patch) or re-derive it "
                                   f"from what {ctx.host.label} uses instead",
                        **ctx.evidence(subject, host_sym=owner, other_sym=found))
@@ -290,7 +165,7 @@ class AttributesCheck:
         subject = f"{unit.owners[0]}.{attr}"
         details = tuple(f"{view.label}: self.{attr} = {e}" for view, es in ((ctx.other, exprs_there),
                                                                           (ctx.host, exprs_here)) for e in es[:3])
-        return Finding(kind, args, self._site(ctx, unit.module, unit.qualname, node), subject=subject,
+        return Finding(kind, args, ctx.plugin_site(unit.module, unit.qualname, node), subject=subject,
                        details=details, old=ctx.other.location(sym_there), new=ctx.host.location(sym_here),
                        suggestion=f"adapt the uses of `self.{attr}` to what {ctx.host.label} assigns")
 
@@ -330,7 +205,7 @@ class AttributesCheck:
         subject = f"{cls_path}.{node.attr}"
         return Finding(HOST_OBJECT_ATTRIBUTE, {"name": node.attr, "cls": cls_path.rpartition(".")[2], "via": via,
                                                "label": ctx.host.label},
-                       self._site(ctx, module, qual, node), subject=subject,
+                       ctx.plugin_site(module, qual, node), subject=subject,
                        suggestion=f"find what {ctx.host.label} `{cls_path.rpartition('.')[2]}` offers instead of "
                                   f"`{node.attr}`", **ctx.evidence(subject, host_sym=here, other_sym=found))
 

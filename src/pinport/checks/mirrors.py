@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from ..findings import Finding, Kind, Location, Severity
 from ..model.resolve import CLASS, EXTERNAL, Symbol
 from ..model.summary import ClassInfo
+from ..plugin.facts import plugin_class_info
 from ..plugin.forks import Copies, find_copies
 from ..plugin.mirrors import Copy, Span, UpstreamChange, line_delta, span_lines, upstream_change
 from ..plugin.model import PluginModel
@@ -115,21 +116,10 @@ def plugin_members(plugin: PluginModel, owner: str) -> set[str]:
     for target in plugin.surface.targets:
         if target.target != owner:
             continue
-        info = _plugin_class(plugin, target.plugin_module, target.plugin_class)
+        info = plugin_class_info(plugin.index, target.plugin_module, target.plugin_class)
         if info is not None:
             out.update(info.methods, info.attributes, info.instance_attrs, info.classes)
     return out
-
-
-def _plugin_class(plugin: PluginModel, module: str, qualname: str) -> ClassInfo | None:
-    summary = plugin.index.modules.get(module)
-    if summary is None:
-        return None
-    head, *rest = qualname.split(".")
-    info = summary.classes.get(head)
-    for part in rest:
-        info = info.classes.get(part) if info is not None else None
-    return info
 
 
 def _members(view: HostView, cls: Symbol) -> set[str]:
@@ -164,6 +154,15 @@ def vanished_members(ctx: ScanContext, owner: str, reads: dict[str, int], provid
         rename = (difflib.get_close_matches(name, hints[0], 1, 0.5)
                   or difflib.get_close_matches(name, hints[1], 1, 0.6) or [""])[0]
         yield name, line, before, rename
+
+
+def vanished_finding(kind: Kind, ctx: ScanContext, args: dict[str, str], site: Location, owner: str, name: str,
+                     before: Symbol, rename: str, suggestion: str) -> Finding:
+    """The finding for a `self.X` read that NEW's `owner` no longer defines: OLD's member, NEW's rename."""
+    renamed = ctx.new.resolve(f"{owner}.{rename}") if rename else None
+    return Finding(kind, {**args, "rename": f" (upstream now uses `{rename}`)" if rename else ""}, site,
+                   subject=f"{owner}.{name}", old=ctx.old.location(before), new=ctx.new.location(renamed),
+                   suggestion=suggestion)
 
 
 class MirrorsCheck:
@@ -211,12 +210,8 @@ class MirrorsCheck:
         provided = plugin_members(ctx.plugin, patch.owner)
         for name, line, before, rename in vanished_members(ctx, patch.owner, self_reads(node), provided,
                                                             copy.theirs, copy.base):
-            hint = f" (upstream now uses `{rename}`)" if rename else ""
-            target = ctx.new.resolve(f"{patch.owner}.{rename}") if rename else None
             text = ctx.plugin.index.line_text(patch.plugin_module, line)
-            yield Finding(MIRROR_MEMBER_GONE, {"name": name, "base": copy.subject, "label": ctx.new.label,
-                                               "rename": hint},
-                          Location(copy.plugin.path, line, 0, copy.unit, text), subject=f"{patch.owner}.{name}",
-                          old=ctx.old.location(before), new=ctx.new.location(target),
-                          suggestion=f"use `self.{rename}` as upstream now does" if rename else
-                          "find what upstream uses instead (see the upstream diff of the mirrored method)")
+            yield vanished_finding(MIRROR_MEMBER_GONE, ctx, {"name": name, "base": copy.subject, "label": ctx.new.label},
+                                   Location(copy.plugin.path, line, 0, copy.unit, text), patch.owner, name, before,
+                                   rename, f"use `self.{rename}` as upstream now does" if rename else
+                                   "find what upstream uses instead (see the upstream diff of the mirrored method)")

@@ -199,12 +199,7 @@ class SignaturesCheck:
 
     @staticmethod
     def _evidence(ctx: ScanContext, patch: Patch, base: Symbol, other_base: Symbol | None) -> dict[str, Location | None]:
-        def loc(view: HostView, sym: Symbol | None) -> Location | None:
-            if sym is None or not isinstance(sym.obj, FunctionInfo):
-                return view.location(sym)
-            return view.location(sym, snippet=f"def {sym.obj.name}{sym.obj.signature.render()}")
-        here, there = loc(ctx.host, base), loc(ctx.other, other_base)
-        return {"old": there, "new": here} if ctx.judging_new else {"old": here, "new": there}
+        return ctx.sides(ctx.host.def_location(base), ctx.other.def_location(other_base))
 
     @staticmethod
     def _uses(ctx: ScanContext, patch: Patch, name: str) -> bool:

@@ -17,25 +17,21 @@ from collections.abc import Iterator
 from ..findings import Finding, Kind, Location, Severity
 from ..model.resolve import CLASS, EXTERNAL, Symbol
 from ..model.summary import ClassInfo
-from ..plugin.model import PluginModel
-from .base import HostView, ScanContext
-from .host_kinds import (
-    INERT_BASES,
-    chain,
+from ..plugin.facts import (
+    caught_names,
     children,
-    host_member,
+    iter_units,
+    param_names,
+    plugin_class_info,
     plugin_facts,
     plugin_memo,
-    subclasses,
-)
-from .instance_attributes import (
-    iter_units,
-    plugin_class_info,
     plugin_resolver,
-    provided_by_plugin,
     self_name,
     unit_use,
 )
+from ..plugin.model import PluginModel
+from ._hostfacts import INERT_BASES, host_member, provided_by_plugin, subclasses
+from .base import HostView, ScanContext
 
 NAME = "undefined"
 
@@ -65,12 +61,6 @@ class _Scope:
         self.kind = kind  # module, function, class, comprehension
         self.names: set[str] = names or set()
         self.loads: list[tuple[str, ast.Name, bool]] = []  # (name, node, seen from inside a function)
-
-
-def _params(args: ast.arguments) -> set[str]:
-    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-    names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
-    return names
 
 
 class _NameChecker:
@@ -125,11 +115,11 @@ class _NameChecker:
             self.scopes[-1].names.add(node.name)
             for part in (*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d)):
                 self.visit(part)
-            self._open(_Scope("function", _params(node.args)), node.name, node.body)
+            self._open(_Scope("function", param_names(node.args)), node.name, node.body)
         elif kind is ast.Lambda:
             for part in (*node.args.defaults, *(d for d in node.args.kw_defaults if d)):
                 self.visit(part)
-            self._open(_Scope("function", _params(node.args)), None, [node.body])
+            self._open(_Scope("function", param_names(node.args)), None, [node.body])
         elif kind is ast.ClassDef:
             self.scopes[-1].names.add(node.name)
             for part in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
@@ -156,9 +146,7 @@ class _NameChecker:
             if kind is ast.Global:
                 self.scopes[0].names.update(node.names)
         elif kind is ast.Try or kind is ast.TryStar:
-            caught = {chain(t).rpartition(".")[2] for h in node.handlers if h.type is not None
-                      for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])}
-            guarded = "NameError" in caught
+            guarded = "NameError" in caught_names(node)
             self.guard += guarded
             for stmt in node.body:
                 self.visit(stmt)
@@ -242,17 +230,11 @@ class UndefinedCheck:
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
         plugin = ctx.plugin
         for module, unit, name, node in _undefined_names(plugin):
-            yield Finding(UNDEFINED_NAME, {"name": name}, self._site(ctx, module, unit, node), subject=name,
+            yield Finding(UNDEFINED_NAME, {"name": name}, ctx.plugin_site(module, unit, node), subject=name,
                           suggestion=f"define or import `{name}`, or remove the code path that uses it")
         yield from self._unit_members(ctx)
         yield from self._plugin_class_members(ctx)
         yield from self._duplicates(ctx)
-
-    @staticmethod
-    def _site(ctx: ScanContext, module: str, unit: str, node: ast.AST) -> Location:
-        line = getattr(node, "lineno", 0)
-        return Location(ctx.plugin.index.paths[module], line, getattr(node, "col_offset", 0), unit,
-                        ctx.plugin.index.line_text(module, line))
 
     @staticmethod
     def _nowhere(ctx: ScanContext, name: str, owners: tuple[str, ...] = ()) -> bool:
@@ -279,7 +261,7 @@ class UndefinedCheck:
                     continue
                 cls = owners[0].path.rpartition(".")[2]  # type: ignore[union-attr]
                 yield Finding(UNDEFINED_MEMBER, {"name": attr, "cls": cls, "label": ctx.host.label},
-                              self._site(ctx, unit.module, unit.qualname, nodes[0]),
+                              ctx.plugin_site(unit.module, unit.qualname, nodes[0]),
                               subject=f"{unit.owners[0]}.{attr}",
                               suggestion=f"define `{attr}` in the plugin, or remove the code path that uses it")
 
@@ -309,7 +291,7 @@ class UndefinedCheck:
                         or any("__getattr__" in m.methods for m in members) or not self._nowhere(ctx, attr)):
                     continue
                 yield Finding(UNDEFINED_MEMBER, {"name": attr, "cls": cls_qual, "label": ctx.plugin.label},
-                              self._site(ctx, fn.module, fn.qualname, nodes[0]), subject=f"{fn.module}.{cls_qual}.{attr}",
+                              ctx.plugin_site(fn.module, fn.qualname, nodes[0]), subject=f"{fn.module}.{cls_qual}.{attr}",
                               suggestion=f"define `{attr}` in `{cls_qual}`, or remove the code path that uses it")
 
     def _duplicates(self, ctx: ScanContext) -> Iterator[Finding]:
