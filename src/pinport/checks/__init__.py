@@ -12,6 +12,9 @@
 | bypass       | bypass.py                | #10           |
 | undefined    | undefined.py             | config-gated gaps, duplicate methods |
 | host-kinds   | host_kinds.py            | #6 kind changes, env flags, TypedDict keys |
+| calls        | call_binding.py          | #3, #7        |
+| callers      | replaced_callers.py      | #1 host callers of replaced members |
+| load-timing  | load_timing.py           | #11           |
 """
 
 from __future__ import annotations
@@ -20,18 +23,22 @@ from ..errors import ConfigError
 from .aliases import AliasesCheck
 from .base import Check, ScanContext
 from .bypass import BypassCheck
+from .call_binding import CallsCheck
 from .copied_lines import CopiedLinesCheck
 from .forks import ForksCheck
 from .host_kinds import HostKindsCheck
 from .imports import ImportsCheck
 from .instance_attributes import AttributesCheck
+from .load_timing import LoadTimingCheck
 from .mirrors import MirrorsCheck
 from .override_signature import SignaturesCheck
+from .replaced_callers import ReplacedCallersCheck
 from .undefined import UndefinedCheck
 
 CHECKS: tuple[Check, ...] = (
-    ImportsCheck(), SignaturesCheck(), AliasesCheck(), AttributesCheck(), BypassCheck(), UndefinedCheck(),
-    HostKindsCheck(), ForksCheck(), CopiedLinesCheck(), MirrorsCheck(),
+    ImportsCheck(), SignaturesCheck(), AliasesCheck(), CallsCheck(), ReplacedCallersCheck(), AttributesCheck(),
+    BypassCheck(), UndefinedCheck(), HostKindsCheck(), LoadTimingCheck(), ForksCheck(), CopiedLinesCheck(),
+    MirrorsCheck(),
 )
 
 

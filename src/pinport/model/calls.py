@@ -11,8 +11,9 @@ caller that only reports what resolved cannot report a guess.
 from __future__ import annotations
 
 import ast
+import gc
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 from weakref import WeakKeyDictionary
 
@@ -34,6 +35,22 @@ _KEEPS_CLASS = _DATACLASS | {"final", "typing.final", "runtime_checkable", "typi
 _NON_TUPLE = {"int", "float", "bool", "None", "torch.Tensor", "Tensor", "np.ndarray", "numpy.ndarray",
               "npt.NDArray", "NDArray", "torch.device", "torch.dtype", "dict", "Dict"}
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def collected(findings: Iterable[object]) -> list:
+    """Run a check's generator to the end with the cyclic collector paused, then resume it.
+
+    Parsing host files makes many objects that live as long as the index; with the collector
+    running, every generation-2 pass re-walks all of them, which doubled these checks' time.
+    Nothing is yielded while the collector is off, so no other code runs under the pause.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return list(findings)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class BindProblem(NamedTuple):
@@ -348,6 +365,11 @@ class UnitFacts(NamedTuple):
     assigned: tuple[tuple[int, int, str, ast.AST | None, ast.AST | None], ...]  # line, col, name, value, annotation
     shadowed: frozenset[str]  # nested parameters, except-handler names: never typed
     unpacked: dict[int, int]  # id(call) -> names in `a, b = call(...)`
+    guarded: tuple[tuple[int, int, str], ...] = ()  # (first, last line, why): version tests, try/except TypeError
+
+    def guard_at(self, line: int) -> str:
+        """Why code at this line may run only on some host versions ('' when nothing guards it)."""
+        return next((why for first, last, why in self.guarded if first <= line <= last), "")
 
 
 _FACTS: WeakKeyDictionary[CodeIndex, dict[tuple[str, str, int], UnitFacts]] = WeakKeyDictionary()
@@ -356,7 +378,7 @@ _FACTS: WeakKeyDictionary[CodeIndex, dict[tuple[str, str, int], UnitFacts]] = We
 def unit_facts(index: CodeIndex, module: str, unit: Unit) -> UnitFacts:
     """One walk over a unit (memoised per index): everything inference and call checks need."""
     memo = _FACTS.setdefault(index, {})
-    key = (module, unit.qualname, unit.body[0].lineno if unit.body else 0)
+    key = (module, unit.qualname, getattr(unit.body[0], "lineno", 0) if unit.body else 0)
     if key in memo:
         return memo[key]
     calls: list[ast.Call] = []
@@ -364,6 +386,7 @@ def unit_facts(index: CodeIndex, module: str, unit: Unit) -> UnitFacts:
     assigned: list[tuple[int, int, str, ast.AST | None, ast.AST | None]] = []
     shadowed: set[str] = set()
     unpacked: dict[int, int] = {}
+    guarded: list[tuple[int, int, str]] = []
     stack: list[ast.AST] = list(unit.body)
     while stack:
         n = stack.pop()
@@ -391,12 +414,31 @@ def unit_facts(index: CodeIndex, module: str, unit: Unit) -> UnitFacts:
                                             n.args.vararg, n.args.kwarg) if a is not None)
         elif isinstance(n, ast.ExceptHandler) and n.name:
             shadowed.add(n.name)
+        if isinstance(n, ast.If | ast.IfExp) and _mentions_version(n.test):
+            guarded.append((n.lineno, n.end_lineno or n.lineno, "a version test"))
+        elif isinstance(n, ast.Try) and n.body and any(_catches_type_error(h) for h in n.handlers):
+            guarded.append((n.lineno, n.end_lineno or n.lineno, "try/except TypeError"))  # both forms
     calls.sort(key=lambda c: (c.lineno, c.col_offset))
     imports.sort(key=lambda i: i.lineno)
     assigned.sort(key=lambda a: (a[0], a[1]))
-    facts = UnitFacts(tuple(calls), tuple(imports), tuple(assigned), frozenset(shadowed), unpacked)
+    facts = UnitFacts(tuple(calls), tuple(imports), tuple(assigned), frozenset(shadowed), unpacked,
+                      tuple(sorted(guarded)))
     memo[key] = facts
     return facts
+
+
+def _mentions_version(test: ast.AST) -> bool:
+    """Whether a condition looks like a host-version test (`vllm_version_is(...)`, `VERSION >= ...`)."""
+    for n in ast.walk(test):
+        word = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
+        if "version" in word.lower():
+            return True
+    return False
+
+
+def _catches_type_error(handler: ast.ExceptHandler) -> bool:
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(k is None or _decorator_name(k) in ("TypeError", "Exception", "BaseException") for k in kinds)
 
 
 def local_imports(facts: UnitFacts, module: str, is_package: bool) -> dict[str, str]:
@@ -476,10 +518,10 @@ class Inference:
 
     def _member(self, base: Typed, name: str) -> Symbol | None:
         sym = base.sym
+        if sym.kind not in (MODULE, CLASS) or self.masked(sym, name):
+            return None
         if sym.kind == MODULE:
             return self.resolver.module_attr(sym.path, name)
-        if sym.kind != CLASS or self.masked(sym, name):
-            return None
         return self.resolver.class_member(sym, name, instance=base.instance)
 
     def attribute(self, base: Typed, name: str) -> Typed | None:
@@ -516,8 +558,8 @@ class Inference:
         """The host callable a call's `func` expression reaches, and how."""
         if isinstance(func, ast.Name):
             t = self.infer(func)
-            if t is None or t.instance:
-                return None
+            if t is None or t.instance or (func.id in self.env and t.sym.kind == CLASS):
+                return None  # `cls(...)` / a class held in a local may be any subclass: not judged
             if t.sym.kind == CLASS:
                 return Callee(t.sym, CONSTRUCT, t.sym.path)
             return Callee(t.sym, CALL, t.sym.path) if t.sym.kind == FUNCTION else None
@@ -616,31 +658,43 @@ class Unit(NamedTuple):
     qualname: str  # "Cls.meth", "func", "<module>", "Cls" (class-body statements)
     cls: str  # qualified name of the enclosing class, "" at module level
     node: ast.FunctionDef | ast.AsyncFunctionDef | None  # None for module and class bodies
-    body: tuple[ast.stmt, ...]
+    body: tuple[ast.AST, ...]  # statements (and, for loose code, the tests of if/with blocks)
 
 
 def iter_units(tree: ast.Module) -> Iterator[Unit]:
-    """Every function and method (nested defs stay inside their parent), then the loose statements."""
-    loose: list[ast.stmt] = []
+    """Every function and method (nested defs stay inside their parent), then the loose statements.
+
+    Defs inside module- or class-level `if`/`try`/`with` blocks are units of their own too;
+    the blocks' other statements (and their tests) stay with the enclosing body.
+    """
+    loose: tuple[ast.AST, ...] = ()
     stack: list[tuple[list[ast.stmt], str]] = [(tree.body, "")]
     while stack:
         body, cls = stack.pop()
-        stray: list[ast.stmt] = []
-        for node in body:
+        stray: list[ast.AST] = []
+        pending = list(reversed(body))
+        while pending:
+            node = pending.pop()
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 yield Unit(f"{cls}.{node.name}" if cls else node.name, cls, node, (node,))
             elif isinstance(node, ast.ClassDef):
                 stack.append((node.body, f"{cls}.{node.name}" if cls else node.name))
-                stray.extend(node.decorator_list)  # type: ignore[arg-type]
+                stray.extend((*node.decorator_list, *node.bases, *node.keywords))
+            elif isinstance(node, ast.If | ast.Try | ast.With):
+                stray.extend([node.test] if isinstance(node, ast.If) else
+                             [item.context_expr for item in getattr(node, "items", [])])
+                blocks = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", []),
+                          *(h.body for h in getattr(node, "handlers", []))]
+                pending.extend(reversed([stmt for block in blocks for stmt in block]))
             else:
                 stray.append(node)
         if cls:
             if stray:
                 yield Unit(cls, cls, None, tuple(stray))
         else:
-            loose = stray
+            loose = tuple(stray)
     if loose:
-        yield Unit("<module>", "", None, tuple(loose))
+        yield Unit("<module>", "", None, loose)
 
 
 def call_name(call: ast.Call) -> str:
@@ -656,8 +710,9 @@ def modules_mentioning(index: CodeIndex, text: str, top: str = "") -> tuple[str,
     memo = _CANDIDATES.setdefault(index, {})
     key = f"{top}\x00{text}"
     if key not in memo:
+        # iterating a lazily loaded index yields names only: no summary is unpickled here
         memo[key] = tuple(m for m in index.modules if (not top or m == top or m.startswith(top + "."))
-                          and not index.modules[m].syntax_error and text in index.source(m))
+                          and text in index.source(m))
     return memo[key]
 
 
@@ -746,15 +801,17 @@ def iter_call_sites(resolver: Resolver, name: str, accept: Callable[[Callee], bo
     unit's types are inferred only when it holds a call of that name.
     """
     count = 0
+    needle = text or f"{name}("
     if modules is None:
-        modules = modules_mentioning(resolver.index, text or f"{name}(", resolver.top)
+        modules = modules_mentioning(resolver.index, needle, resolver.top)
     for module in modules:
         tree = resolver.index.parsed(module)
         if tree is None:
             continue
-        wanted = lines.get(module) if lines is not None else None
+        wanted = lines.get(module, ()) if lines is not None else text_lines(resolver.index, module, needle)
+        found: list[CallSite] = []
         for unit in iter_units(tree):
-            if wanted is not None and not any(_spans(unit, line) for line in wanted):
+            if not any(spans(unit, line) for line in wanted):
                 continue
             facts = unit_facts(resolver.index, module, unit)
             calls = [c for c in facts.calls if call_name(c) == name]
@@ -764,18 +821,34 @@ def iter_call_sites(resolver: Resolver, name: str, accept: Callable[[Callee], bo
             for call in calls:
                 callee = inf.callee(call.func)
                 if callee is not None and accept(callee):
-                    yield CallSite(module, call.lineno, unit.qualname, call, callee)
-                    count += 1
-                    if limit is not None and count >= limit:
-                        return
+                    found.append(CallSite(module, call.lineno, unit.qualname, call, callee))
+        for site in sorted(found, key=lambda s: (s.line, s.call.col_offset)):
+            yield site
+            count += 1
+            if limit is not None and count >= limit:
+                return
 
 
-def _spans(unit: Unit, line: int) -> bool:
-    return any(stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for stmt in unit.body)
+def text_lines(index: CodeIndex, module: str, text: str) -> tuple[int, ...]:
+    """The 1-based lines of a module on which `text` occurs (a cheap way to skip whole units)."""
+    source = index.source(module)
+    out: list[int] = []
+    pos, line, last = source.find(text), 1, 0
+    while pos >= 0:
+        line += source.count("\n", last, pos)
+        last = pos
+        out.append(line)
+        pos = source.find(text, pos + 1)
+    return tuple(out)
 
 
-def render_params(name: str, params: Sequence[Param] | None) -> str:
-    """`name(a, b=1, *, c)` for evidence lines."""
-    if params is None:
-        return f"{name}(?)"
-    return f"{name}{Signature(tuple(params)).render()}"
+def spans(unit: Unit, line: int) -> bool:
+    """Whether a unit's statements cover a line."""
+    return any(getattr(n, "lineno", 0) <= line <= (getattr(n, "end_lineno", None) or getattr(n, "lineno", 0))
+               for n in unit.body)
+
+
+def render_params(name: str, params: Sequence[Param] | None, limit: int = 240) -> str:
+    """`name(a, b=1, *, c)` for evidence lines, cut short for very long signatures."""
+    text = f"{name}(?)" if params is None else f"{name}{Signature(tuple(params)).render()}"
+    return text if len(text) <= limit else text[:limit - 5] + " ...)"

@@ -1,0 +1,408 @@
+"""Calls the plugin makes into the host (#3 helper signature and return arity, #7 constructors).
+
+Every call in the plugin is resolved, where it can be, to a host callable: imported functions
+and classes, `self._helper(...)` inside patch-class methods (they run as methods of the
+target) and subclass methods, `self._orig_x(...)` aliases of upstream members, and methods of
+objects whose host type is known (annotations, constructor calls, return annotations). The
+call's arguments are bound to the judged host's signature as Python would bind them, and a
+tuple unpacking of the result is compared with what the host function returns. A call that
+uses `*`/`**` is not verifiable; it is reported (informational) only when the callee's
+signature changes between OLD and NEW and the call does not just forward its own arguments.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+
+from ..findings import Finding, Kind, Location, Severity
+from ..model.calls import (
+    BOUND,
+    CALL,
+    CONSTRUCT,
+    MISSING,
+    TOO_MANY,
+    TWICE,
+    UNBOUND,
+    UNEXPECTED,
+    BindProblem,
+    Callee,
+    Inference,
+    Lookup,
+    Typed,
+    Unit,
+    bind_call,
+    callee_params,
+    collected,
+    iter_call_sites,
+    iter_units,
+    local_imports,
+    modules_mentioning,
+    render_params,
+    return_arity,
+    source_lines,
+    unit_facts,
+)
+from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Symbol
+from ..model.summary import ClassInfo, FunctionInfo, Param
+from ..plugin.records import PatchKind
+from .base import HostView, ScanContext
+
+NAME = "calls"
+
+CALL_MISSING = Kind("PP0301", "CallMissingArgument", "`{callee}` requires `{name}` in {label}; the plugin's call "
+                    "does not pass it", Severity.ERROR, 3, NAME)
+CALL_UNEXPECTED = Kind("PP0302", "CallUnexpectedKeyword", "`{callee}` takes no parameter `{name}` in {label}; the "
+                       "plugin's call passes it", Severity.ERROR, 3, NAME)
+CALL_TOO_MANY = Kind("PP0303", "CallTooManyPositional", "`{callee}` takes at most {accepted} positional arguments "
+                     "in {label}; the plugin's call passes {given}", Severity.ERROR, 3, NAME)
+CALL_TWICE = Kind("PP0304", "CallArgumentTwice", "the plugin's call passes `{name}` to `{callee}` positionally and "
+                  "by keyword in {label}", Severity.ERROR, 3, NAME)
+UNPACK_ARITY = Kind("PP0305", "UnpackArityMismatch", "the plugin unpacks {count} values from `{callee}`, which "
+                    "returns {returns} in {label}", Severity.ERROR, 3, NAME)
+CALL_UNVERIFIED = Kind("PP0306", "CallUnverified", "`{callee}` changes signature in {label}; the plugin's call "
+                       "passes `*`/`**` arguments, so it was not verified", Severity.INFO, 3, NAME)
+CTOR_MISSING = Kind("PP0701", "ConstructorMissingArgument", "`{callee}(...)` requires `{name}` in {label}; the "
+                    "plugin's call does not pass it", Severity.ERROR, 7, NAME)
+CTOR_UNEXPECTED = Kind("PP0702", "ConstructorUnexpectedKeyword", "`{callee}(...)` takes no parameter `{name}` in "
+                       "{label}; the plugin's call passes it", Severity.ERROR, 7, NAME)
+CTOR_TOO_MANY = Kind("PP0703", "ConstructorTooManyPositional", "`{callee}(...)` takes at most {accepted} positional "
+                     "arguments in {label}; the plugin's call passes {given}", Severity.ERROR, 7, NAME)
+CTOR_TWICE = Kind("PP0704", "ConstructorArgumentTwice", "the plugin's call passes `{name}` to `{callee}(...)` "
+                  "positionally and by keyword in {label}", Severity.ERROR, 7, NAME)
+CTOR_UNVERIFIED = Kind("PP0705", "ConstructorCallUnverified", "`{callee}(...)` changes signature in {label}; the "
+                       "plugin's call passes `*`/`**` arguments, so it was not verified", Severity.INFO, 7, NAME)
+
+KINDS = (CALL_MISSING, CALL_UNEXPECTED, CALL_TOO_MANY, CALL_TWICE, UNPACK_ARITY, CALL_UNVERIFIED,
+         CTOR_MISSING, CTOR_UNEXPECTED, CTOR_TOO_MANY, CTOR_TWICE, CTOR_UNVERIFIED)
+
+_KINDS = {False: {MISSING: CALL_MISSING, UNEXPECTED: CALL_UNEXPECTED, TOO_MANY: CALL_TOO_MANY, TWICE: CALL_TWICE},
+          True: {MISSING: CTOR_MISSING, UNEXPECTED: CTOR_UNEXPECTED, TOO_MANY: CTOR_TOO_MANY, TWICE: CTOR_TWICE}}
+_SUGGEST = {MISSING: "pass `{name}` the way upstream does", UNEXPECTED: "drop `{name}=` or pass what replaced it",
+            TOO_MANY: "match the positional parameters of the new signature",
+            TWICE: "pass `{name}` once, in the position or keyword the new signature expects"}
+_CTOR = re.compile(r"([A-Za-z_][\w.]*)\(")
+_SITES = 5
+_SEARCHED = 40  # modules parsed at most when listing upstream call sites
+
+
+class _Context:
+    """What one scan run of the check shares: plugin-provided members and class targets."""
+
+    def __init__(self, ctx: ScanContext) -> None:
+        self.ctx = ctx
+        host = ctx.host
+        self.provided: set[tuple[str, str]] = set()  # (canonical class path, member) the plugin defines
+        self.aliases: dict[tuple[str, str], str] = {}  # (canonical target, local name) -> host member path
+        self.patch_targets: dict[tuple[str, str], Symbol] = {}  # (plugin module, class qualname) -> target
+        self.subclass_bases: dict[tuple[str, str], Symbol] = {}
+        for target in ctx.plugin.surface.targets:
+            sym = host.resolve(target.target)
+            if sym is None or sym.kind != CLASS:
+                continue
+            key = (target.plugin_module, target.plugin_class)
+            if target.is_patch:
+                self.patch_targets.setdefault(key, sym)
+            else:
+                self.subclass_bases.setdefault(key, sym)
+        for patch in ctx.plugin.surface.patches:
+            if patch.kind is PatchKind.ALIAS:
+                holder = self.patch_targets.get((patch.plugin_module, patch.via)) if patch.via else None
+                if holder is not None:  # the patch copies `_orig_x` onto its target too
+                    self.aliases[(holder.path, patch.local_name)] = patch.alias_of
+                    self.provided.add((holder.path, patch.local_name))
+                continue
+            owner = host.resolve(patch.owner)
+            if owner is not None and owner.kind in (CLASS, MODULE) and patch.kind in (
+                    PatchKind.MEMBER, PatchKind.ASSIGNMENT):
+                self.provided.add((owner.path, patch.name))
+        self.sites: dict[tuple[str, bool], tuple[str, ...]] = {}
+        self.self_attrs: dict[tuple[str, str], dict[str, Typed | None]] = {}
+
+    def masked(self, cls: Symbol, name: str) -> bool:
+        """Whether `cls.name` (a class or module member) is the plugin's own: added or replaced by a patch."""
+        if cls.kind == MODULE:
+            return (cls.path, name) in self.provided
+        for c in self.ctx.host.resolver.mro(cls):
+            if (c.path, name) in self.provided:
+                return True
+            if isinstance(c.obj, ClassInfo) and c.obj.has_member(name):
+                return False
+        return False
+
+
+class CallsCheck:
+    name = NAME
+    drift = (3, 7)
+    kinds = KINDS
+    description = "every call the plugin makes to a host callable binds to its signature and unpacks its result"
+
+    def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        yield from collected(self._run(ctx))
+
+    def _run(self, ctx: ScanContext) -> Iterator[Finding]:
+        shared = _Context(ctx)
+        plugin = ctx.plugin
+        for module in plugin.modules:
+            tree = plugin.index.parsed(module)
+            if tree is None:
+                continue
+            for unit in iter_units(tree):
+                yield from self._unit(shared, module, unit)
+
+    # -- one unit -------------------------------------------------------------------------------
+    def _unit(self, shared: _Context, module: str, unit: Unit) -> Iterator[Finding]:
+        ctx = shared.ctx
+        plugin = ctx.plugin
+        facts = unit_facts(plugin.index, module, unit)
+        if not facts.calls:
+            return
+        local = {k: plugin.names.follow(v) for k, v in local_imports(
+            facts, module, plugin.index.is_package(module)).items()}
+        lookup = _plugin_lookup(ctx, module, local)
+        key = (module, unit.cls)
+        target = shared.patch_targets.get(key)
+        base = shared.subclass_bases.get(key)
+        own: set[str] = set()
+        if base is not None and target is None:
+            own = _plugin_members(ctx, module, unit.cls, set())
+        cls_sym = target or base
+
+        def masked(cls: Symbol, name: str) -> bool:
+            if cls_sym is not None and cls.path == cls_sym.path and name in own:
+                return True
+            return shared.masked(cls, name)
+
+        if cls_sym is not None and key not in shared.self_attrs:
+            shared.self_attrs[key] = _self_attrs(ctx, module, unit.cls)
+        inf = Inference(ctx.host.resolver, lookup, masked=masked, self_attrs=shared.self_attrs.get(key),
+                        super_mro=ctx.host.resolver.mro(base) if base is not None and target is None else ())
+        if unit.node is not None:
+            inf.bind_locals(unit.node, facts, Typed(cls_sym, True) if cls_sym is not None and unit.cls else None)
+        lines = source_lines(plugin.index, module)
+        for call in facts.calls:
+            callee = self._alias_callee(shared, call.func, target, unit) or inf.callee(call.func)
+            if callee is None or not callee.sym.module:
+                continue
+            if isinstance(call.func, ast.Name):  # name the callee as the plugin imports it: stable across moves
+                path = local.get(call.func.id) or plugin.names.binding_path(module, call.func.id)
+                if path and plugin.names.is_host(path):
+                    callee = callee._replace(via=path)
+            site = Location(plugin.index.paths[module], call.lineno, call.col_offset, unit.qualname,
+                            lines[call.lineno - 1].strip() if call.lineno <= len(lines) else "")
+            guard = facts.guard_at(call.lineno)
+            for finding in self._judge(shared, call, callee, site, facts.unpacked.get(id(call)), unit):
+                if guard and finding.level is Severity.ERROR:  # the plugin may already handle both versions
+                    finding = replace(finding, severity=Severity.WARNING,
+                                      details=(f"the call is guarded by {guard}", *finding.details))
+                yield finding
+
+    @staticmethod
+    def _alias_callee(shared: _Context, func: ast.AST, target: Symbol | None, unit: Unit) -> Callee | None:
+        """`self._orig_x(...)` / `Patch._orig_x(...)` in a patch class: the upstream member it kept."""
+        if target is None or not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+            return None
+        via_self = func.value.id in ("self", "cls")
+        via_class = func.value.id == unit.cls.rpartition(".")[2]
+        if not (via_self or via_class):
+            return None
+        kept = shared.aliases.get((target.path, func.attr), "")
+        sym = shared.ctx.host.resolve(kept) if kept else None
+        if sym is None or sym.kind not in (METHOD, FUNCTION) or not isinstance(sym.obj, FunctionInfo):
+            return None
+        if sym.kind == FUNCTION or sym.obj.is_staticmethod:
+            return Callee(sym, CALL, kept)
+        instance = func.value.id == "self"
+        return Callee(sym, BOUND if instance or sym.obj.is_classmethod else UNBOUND, kept, target)
+
+    # -- judging one call -----------------------------------------------------------------------
+    def _judge(self, shared: _Context, call: ast.Call, callee: Callee, site: Location, unpack: int | None,
+               unit: Unit) -> Iterator[Finding]:
+        ctx = shared.ctx
+        params = callee_params(ctx.host.resolver, callee)
+        if params is None:
+            return
+        problems = bind_call(params, call)
+        subject = _subject(callee)
+        # `super().__init__(...)` and `self._orig_init(...)` construct too: #7, like `Cls(...)`
+        construct = callee.mode == CONSTRUCT or callee.sym.path.endswith(".__init__")
+        other_sym = ctx.other.resolve(subject)
+        other_params = None
+        if other_sym is not None and other_sym.kind == callee.sym.kind:
+            other_params = callee_params(ctx.other.resolver, callee._replace(sym=other_sym))
+        changed = other_params is not None and _shape(other_params) != _shape(params)
+        if problems is None:
+            if changed and ctx.judging_new and not _forwards_own(call, unit):
+                kind = CTOR_UNVERIFIED if construct else CALL_UNVERIFIED
+                yield self._finding(shared, kind, callee, subject, site, other_sym, params, other_params,
+                                    {"name": ""}, "check the call against the new signature by hand", changed)
+            return
+        for problem in problems:
+            kind = _KINDS[construct][problem.kind]
+            args = _problem_args(problem)
+            yield self._finding(shared, kind, callee, subject, site, other_sym, params, other_params, args,
+                                _SUGGEST[problem.kind].format(name=problem.name), changed)
+        if unpack is not None and callee.mode != CONSTRUCT:
+            arity = return_arity(ctx.host.index, callee.sym, unpack)
+            if arity is not None and arity != unpack:
+                returns = "a single value" if arity == 1 else f"{arity} values"
+                yield self._finding(shared, UNPACK_ARITY, callee, subject, site, other_sym, params, other_params,
+                                    {"name": "", "count": str(unpack), "returns": returns},
+                                    "unpack what the new version returns (see its `return` statements)", changed)
+
+    def _finding(self, shared: _Context, kind: Kind, callee: Callee, subject: str, site: Location,
+                 other_sym: Symbol | None, params: tuple[Param, ...], other_params: tuple[Param, ...] | None,
+                 args: dict[str, str], suggestion: str, changed: bool) -> Finding:
+        ctx = shared.ctx
+        short = subject.rpartition(".")[2] if callee.mode != CONSTRUCT else callee.sym.path.rpartition(".")[2]
+        details: list[str] = []
+        if changed:
+            here, there = f"{ctx.host.label}: {render_params(short, params)}", \
+                f"{ctx.other.label}: {render_params(short, other_params)}"
+            details.extend((there, here) if ctx.judging_new else (here, there))
+            if ctx.judging_new:
+                details.extend(self._upstream_sites(shared, callee))
+        evidence = _evidence(ctx, callee.sym, other_sym, params, other_params, short)
+        return Finding(kind, {"callee": subject, "label": ctx.host.label, **args}, site, subject=subject,
+                       suggestion=suggestion, details=tuple(details), **evidence)
+
+    @staticmethod
+    def _upstream_sites(shared: _Context, callee: Callee) -> tuple[str, ...]:
+        """Where NEW itself calls the callee (at most a few), so the plugin can copy the new form."""
+        sym = callee.sym
+        if callee.mode == CONSTRUCT or sym.path.endswith(".__init__"):
+            cls = sym.path if callee.mode == CONSTRUCT else (sym.owner or sym.path.rpartition(".")[0])
+            name, text = cls.rpartition(".")[2], None
+
+            def accept(c: Callee) -> bool:
+                return c.mode == CONSTRUCT and c.sym.path == cls
+        else:
+            name = sym.path.rpartition(".")[2]
+            if name.startswith("__"):
+                return ()
+            text = f".{name}(" if sym.kind == METHOD else None
+
+            def accept(c: Callee) -> bool:
+                return c.mode != CONSTRUCT and c.sym.path == sym.path
+        key = (sym.path, callee.mode == CONSTRUCT)
+        if key not in shared.sites:
+            new = shared.ctx.new
+            candidates = modules_mentioning(new.index, text or f"{name}(", new.resolver.top)[:_SEARCHED]
+            found = iter_call_sites(new.resolver, name, accept, text=text, modules=candidates, limit=_SITES)
+            shared.sites[key] = tuple(f"upstream calls it at {new.index.paths[s.module]}:{s.line} ({s.unit}): "
+                                      f"{source_lines(new.index, s.module)[s.line - 1].strip()[:100]}"
+                                      for s in found)
+        return shared.sites[key]
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def _plugin_lookup(ctx: ScanContext, module: str, local: dict[str, str]) -> Lookup:
+    names = ctx.plugin.names
+
+    def lookup(name: str) -> Symbol | None:
+        path = local[name] if name in local else names.binding_path(module, name)
+        if path is None or not names.is_host(path):
+            return None
+        return ctx.host.resolve(path)
+    return lookup
+
+
+def _plugin_class(ctx: ScanContext, module: str, qual: str) -> ClassInfo | None:
+    """A plugin class's summary by module and qualified name ("Outer.Inner")."""
+    summary = ctx.plugin.index.modules.get(module) if module in ctx.plugin.index.modules else None
+    if summary is None or not qual:
+        return None
+    classes, info = summary.classes, None
+    for part in qual.split("."):
+        info = classes.get(part)
+        if info is None:
+            return None
+        classes = info.classes
+    return info
+
+
+def _plugin_members(ctx: ScanContext, module: str, qual: str, seen: set[str]) -> set[str]:
+    """Names a plugin class and its plugin-defined bases define (methods, attributes, self.X)."""
+    if f"{module}.{qual}" in seen:
+        return set()
+    seen.add(f"{module}.{qual}")
+    info = _plugin_class(ctx, module, qual)
+    if info is None:
+        return set()
+    out = set(info.methods) | set(info.attributes) | set(info.instance_attrs) | set(info.classes)
+    names = ctx.plugin.names
+    for base in info.bases:
+        head, _, rest = base.partition(".")
+        path = names.binding_path(module, head)
+        if path is None or names.is_host(path):
+            continue
+        full = f"{path}.{rest}" if rest else path
+        mod, _, cls = full.rpartition(".")
+        if mod in ctx.plugin.index.modules:
+            out |= _plugin_members(ctx, mod, cls, seen)
+    return out
+
+
+def _self_attrs(ctx: ScanContext, module: str, qual: str) -> dict[str, Typed | None]:
+    """Types of the `self.X` the plugin class assigns itself: known only from a host constructor call."""
+    lookup = _plugin_lookup(ctx, module, {})
+    info = _plugin_class(ctx, module, qual)
+    if info is None:
+        return {}
+    out: dict[str, Typed | None] = {}
+    for name, assigned in info.instance_attrs.items():
+        types = set()
+        for a in assigned:
+            m = _CTOR.match(a.expr)
+            head = m.group(1).split(".") if m else None
+            sym = lookup(head[0]) if head else None
+            for part in head[1:] if head else ():
+                sym = ctx.host.resolver.member(sym, part) if sym is not None else None
+            types.add(sym.path if sym is not None and sym.kind == CLASS else None)
+        path = types.pop() if len(types) == 1 else None
+        sym = ctx.host.resolve(path) if path else None
+        out[name] = Typed(sym, True) if sym is not None else None
+    return out
+
+
+def _forwards_own(call: ast.Call, unit: Unit) -> bool:
+    """Whether every `*x`/`**x` of the call is the enclosing function's own `*args`/`**kwargs`."""
+    if unit.node is None:
+        return False
+    own = {a.arg for a in (unit.node.args.vararg, unit.node.args.kwarg) if a is not None}
+    starred = [a.value for a in call.args if isinstance(a, ast.Starred)] + \
+        [k.value for k in call.keywords if k.arg is None]
+    return all(isinstance(s, ast.Name) and s.id in own for s in starred)
+
+
+def _subject(callee: Callee) -> str:
+    """A stable name for the callee: the path the call reaches it through, `Cls` for constructors."""
+    if callee.mode == CONSTRUCT:
+        return callee.via.removesuffix(".__init__") if callee.via.endswith(".__init__") else callee.via
+    return callee.via
+
+
+def _shape(params: tuple[Param, ...]) -> tuple[tuple[str, int, bool], ...]:
+    """What binding depends on: names, kinds and which have defaults (not annotations or values)."""
+    return tuple((p.name, int(p.kind), p.default is None) for p in params)
+
+
+def _problem_args(problem: BindProblem) -> dict[str, str]:
+    return {"name": problem.name, "given": str(problem.given), "accepted": str(problem.accepted)}
+
+
+def _evidence(ctx: ScanContext, sym: Symbol, other_sym: Symbol | None, params: tuple[Param, ...],
+              other_params: tuple[Param, ...] | None, short: str) -> dict[str, Location | None]:
+    def loc(view: HostView, s: Symbol | None, p: tuple[Param, ...] | None) -> Location | None:
+        if s is None:
+            return None
+        if s.kind == CLASS:  # cite the `__init__` that defines the signature, when there is one
+            init = view.resolver.class_member(s, "__init__")
+            if init is not None and init.kind == METHOD and init.module:
+                return view.location(init, snippet=f"def __init__ of {render_params(short, p)}")
+            return view.location(s, snippet=f"class {render_params(short, p)}")
+        return view.location(s, snippet=f"def {render_params(short, p)}")
+    here, there = loc(ctx.host, sym, params), loc(ctx.other, other_sym, other_params)
+    return {"old": there, "new": here} if ctx.judging_new else {"old": here, "new": there}

@@ -1,0 +1,236 @@
+"""Plugin-load timing (#11): patched classes the host builds before its plugins are loaded.
+
+A patch applies when the host loads its plugins (`load_general_plugins()` in vLLM). Methods
+are looked up on the class at call time, so an instance created before that still sees most
+patched members later; what it never sees are the patched members that run *while it is
+built*: `__new__`, `__init__`, `__post_init__`. Two host shapes create such instances:
+
+* a function that loads the plugins constructs the class before the load line
+  (TargetBuiltBeforePluginLoad), and
+* the class's own construction is what loads the plugins: its `__init__`/`__post_init__`/
+  `__new__` (through the MRO) calls the loader (TargetConstructionLoadsPlugins), so the very
+  first instance (the first `EngineArgs(...)` in vLLM) is built by the unpatched members.
+
+Loader callers are found by a text prefilter on the loader's name and an AST check, only in
+the host files that mention it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
+
+from ..findings import Finding, Kind, Location, Severity
+from ..model.calls import (
+    CONSTRUCT,
+    INIT_FAMILY,
+    call_name,
+    collected,
+    host_inference,
+    iter_call_sites,
+    iter_units,
+    modules_mentioning,
+    source_lines,
+    spans,
+    text_lines,
+    unit_facts,
+)
+from ..model.resolve import CLASS, Symbol
+from ..model.summary import ClassInfo
+from ..plugin.records import PatchKind
+from .base import ScanContext
+
+NAME = "load-timing"
+
+BUILT_BEFORE_LOAD = Kind("PP1101", "TargetBuiltBeforePluginLoad", "`{function}` builds `{name}` at line {built} "
+                         "before it loads the plugins at line {loaded} ({label}): that instance never runs the "
+                         "patched {members}", Severity.WARNING, 11, NAME)
+CONSTRUCTION_LOADS = Kind("PP1102", "TargetConstructionLoadsPlugins", "constructing `{name}` loads the plugins "
+                          "(`{function}` calls the loader, {label}): the first instance is built before the patched "
+                          "{members} exist", Severity.WARNING, 11, NAME)
+
+KINDS = (BUILT_BEFORE_LOAD, CONSTRUCTION_LOADS)
+DEFAULT_LOADERS = ("load_general_plugins",)
+_SITES = 5
+
+
+class _Loader(NamedTuple):
+    """A host unit that calls the plugin loader, and the first line it does so."""
+
+    module: str
+    qualname: str
+    cls: str
+    line: int
+
+
+class _Target(NamedTuple):
+    """A patched class with the construction-time members the plugin patches on it."""
+
+    sym: Symbol
+    site: Location  # the patch class statement (or the assignment) in the plugin
+    members: tuple[str, ...]  # of INIT_FAMILY, in that order
+
+
+class LoadTimingCheck:
+    name = NAME
+    drift = (11,)
+    kinds = KINDS
+    description = "no patched class is built (by the host) before the plugins that patch it are loaded"
+
+    def __init__(self, loaders: Sequence[str] = DEFAULT_LOADERS) -> None:
+        self.loaders = tuple(loaders)  # names of the host functions that load plugins
+
+    def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        yield from collected(self._run(ctx))
+
+    def _run(self, ctx: ScanContext) -> Iterator[Finding]:
+        targets = _targets(ctx)
+        if not targets:
+            return
+        loaders = _loaders(ctx, self.loaders)
+        for loader in loaders:
+            yield from self._built_before(ctx, loader, targets)
+        for target in targets:
+            yield from self._construction_loads(ctx, target, loaders)
+
+    # -- PP1101 ---------------------------------------------------------------------------------
+    def _built_before(self, ctx: ScanContext, loader: _Loader, targets: list[_Target]) -> Iterator[Finding]:
+        resolver = ctx.host.resolver
+        tree = ctx.host.index.parsed(loader.module)
+        unit = next((u for u in iter_units(tree) if u.qualname == loader.qualname), None) if tree else None
+        if unit is None:
+            return
+        facts = unit_facts(ctx.host.index, loader.module, unit)
+        early = [c for c in facts.calls if c.lineno < loader.line]
+        if not early:
+            return
+        inf = host_inference(resolver, loader.module, unit, facts)
+        path = ctx.host.index.paths[loader.module]
+        reported: set[str] = set()
+        for call in early:
+            callee = inf.callee(call.func)
+            if callee is None or callee.mode != CONSTRUCT:
+                continue
+            for target in targets:
+                members = _inherited(ctx, callee.sym, target)
+                if not members or target.sym.path in reported:
+                    continue
+                reported.add(target.sym.path)
+                args = {"name": target.sym.path, "function": f"{loader.module}.{loader.qualname}",
+                        "built": str(call.lineno), "loaded": str(loader.line), "label": ctx.host.label,
+                        "members": _members(members)}
+                details = (f"{path}:{call.lineno} ({loader.qualname}): builds "
+                           f"`{callee.sym.path.rpartition('.')[2]}`: {_line(ctx, loader.module, call.lineno)}",
+                           f"{path}:{loader.line} ({loader.qualname}): loads the plugins: "
+                           f"{_line(ctx, loader.module, loader.line)}")
+                yield Finding(BUILT_BEFORE_LOAD, args, target.site, subject=target.sym.path,
+                              suggestion="make the patched members work for instances built before the patch "
+                                         "(or patch at import time of the class)",
+                              details=details, **_evidence(ctx, loader, call.lineno))
+
+    # -- PP1102 ---------------------------------------------------------------------------------
+    def _construction_loads(self, ctx: ScanContext, target: _Target, loaders: list[_Loader]) -> Iterator[Finding]:
+        """`target(...)` runs a construction member (through its MRO) that loads the plugins."""
+        resolver = ctx.host.resolver
+        by_member = {(f"{ld.module}.{ld.cls}", ld.qualname.rpartition(".")[2]): ld for ld in loaders if ld.cls}
+        for name in INIT_FAMILY:
+            member = resolver.class_member(target.sym, name)
+            if member is None or not member.owner:
+                continue
+            loader = by_member.get((member.owner, name))
+            if loader is None:
+                continue
+            path = ctx.host.index.paths[loader.module]
+            details = [f"{path}:{loader.line} ({loader.qualname}): loads the plugins: "
+                       f"{_line(ctx, loader.module, loader.line)}",
+                       f"the plugin patches {_members(target.members)} of `{target.sym.path}`: they do not run "
+                       f"for an instance whose construction loads the plugins"]
+            if ctx.judging_new:
+                details.extend(_constructions(ctx, target.sym))
+            args = {"name": target.sym.path, "function": f"{loader.module}.{loader.qualname}",
+                    "label": ctx.host.label, "members": _members(target.members)}
+            yield Finding(CONSTRUCTION_LOADS, args, target.site, subject=target.sym.path,
+                          suggestion="make the plugin cope with the first instance (backfill what the patched "
+                                     "construction members would have set) or apply the patch earlier",
+                          details=tuple(details), **_evidence(ctx, loader, loader.line))
+            return
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def _targets(ctx: ScanContext) -> list[_Target]:
+    """Patch targets whose construction members (`__new__`/`__init__`/`__post_init__`) the plugin patches."""
+    members: dict[str, set[str]] = {}
+    sites: dict[str, Location] = {}
+    syms: dict[str, Symbol] = {}
+    by_class = {(t.plugin_module, t.plugin_class): t for t in ctx.plugin.surface.targets if t.is_patch}
+    for patch in ctx.plugin.surface.patches:
+        if patch.name not in INIT_FAMILY or patch.kind not in (PatchKind.MEMBER, PatchKind.ASSIGNMENT):
+            continue
+        sym = ctx.host.resolve(patch.owner)
+        if sym is None or sym.kind != CLASS:
+            continue
+        members.setdefault(sym.path, set()).add(patch.name)
+        syms[sym.path] = sym
+        holder = by_class.get((patch.plugin_module, patch.via))
+        sites.setdefault(sym.path, holder.site if holder is not None else patch.site)
+    return [_Target(syms[p], sites[p], tuple(n for n in INIT_FAMILY if n in members[p])) for p in sorted(members)]
+
+
+def _inherited(ctx: ScanContext, cls: Symbol, target: _Target) -> tuple[str, ...]:
+    """The target's patched construction members that `cls(...)` runs (cls is the target or inherits them)."""
+    out = []
+    for name in target.members:
+        for c in ctx.host.resolver.mro(cls):
+            if c.path == target.sym.path:
+                out.append(name)
+                break
+            if isinstance(c.obj, ClassInfo) and name in c.obj.methods:
+                break  # a class below the target defines its own: the patch is not what runs
+    return tuple(out)
+
+
+def _loaders(ctx: ScanContext, names: tuple[str, ...]) -> list[_Loader]:
+    """Every host unit that calls one of the loader functions (text prefilter, then the AST)."""
+    index = ctx.host.index
+    out: list[_Loader] = []
+    for name in names:
+        for module in modules_mentioning(index, f"{name}(", ctx.host.resolver.top):
+            lines = source_lines(index, module)
+            where = [ln for ln in text_lines(index, module, f"{name}(")
+                     if not lines[ln - 1].lstrip().startswith(f"def {name}(")]  # the loader's own def
+            tree = index.parsed(module) if where else None
+            if tree is None:
+                continue
+            for unit in iter_units(tree):
+                if unit.node is None or unit.node.name in names or not any(spans(unit, ln) for ln in where):
+                    continue
+                facts = unit_facts(index, module, unit)
+                lines = [c.lineno for c in facts.calls if call_name(c) == name]
+                if lines:
+                    out.append(_Loader(module, unit.qualname, unit.cls, min(lines)))
+    return sorted(set(out))
+
+
+def _constructions(ctx: ScanContext, cls: Symbol) -> list[str]:
+    """A few places in the host that construct the class (each may be the first instance)."""
+    index = ctx.host.index
+    short = cls.path.rpartition(".")[2]
+    sites = iter_call_sites(ctx.host.resolver, short, lambda c: c.mode == CONSTRUCT and c.sym.path == cls.path,
+                            limit=_SITES)
+    return [f"built at {index.paths[s.module]}:{s.line} ({s.unit}): {_line(ctx, s.module, s.line)}" for s in sites]
+
+
+def _members(names: Sequence[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def _line(ctx: ScanContext, module: str, line: int) -> str:
+    lines = source_lines(ctx.host.index, module)
+    return lines[line - 1].strip()[:100] if 0 < line <= len(lines) else ""
+
+
+def _evidence(ctx: ScanContext, loader: _Loader, line: int) -> dict[str, Location | None]:
+    """The host place on the judged side; the other version's is looked up by the same function."""
+    here = Location(ctx.host.index.paths[loader.module], line, 0, f"{loader.module}.{loader.qualname}",
+                    _line(ctx, loader.module, line))
+    return {"old": None, "new": here} if ctx.judging_new else {"old": here, "new": None}

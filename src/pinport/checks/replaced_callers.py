@@ -1,0 +1,237 @@
+"""Host callers of members the plugin replaces (#1, seen from the call sites).
+
+When the plugin replaces a host function or method (a patch-class member, `Target.x = fn`, a
+function of a module-target patch), every host call of that member now lands in the
+plugin's function. This check lists the judged host's call sites that pass arguments the
+replacement cannot accept (a new keyword such as `graph_capture_context=`, an extra
+positional argument), or that omit one it requires: each is a TypeError at the first call.
+Only replacements narrower than the member they replace are searched, and only host files
+that mention `name(` are parsed, so the cost stays with the few members that can break.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..findings import Finding, Kind, Location, Severity
+from ..model.calls import (
+    CONSTRUCT,
+    MISSING,
+    TOO_MANY,
+    TWICE,
+    UNBOUND,
+    UNEXPECTED,
+    Callee,
+    CallSite,
+    bind_call,
+    collected,
+    failing_call_lines,
+    iter_call_sites,
+    modules_mentioning,
+    render_params,
+    source_lines,
+)
+from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
+from ..model.summary import FunctionInfo, Param, ParamKind
+from ..plugin.records import Patch, PatchKind
+from .base import HostView, ScanContext
+from .override_signature import base_member
+
+NAME = "callers"
+
+CALLER_KEYWORD = Kind("PP0110", "CallerPassesUnacceptedKeyword", "{count} call site(s) in {label} pass `{name}=` to "
+                      "`{base}`; the plugin's replacement does not accept it", Severity.ERROR, 1, NAME)
+CALLER_POSITIONAL = Kind("PP0111", "CallerPassesTooManyPositional", "{count} call site(s) in {label} pass {given} "
+                         "positional arguments to `{base}`; the plugin's replacement takes at most {accepted}",
+                         Severity.ERROR, 1, NAME)
+CALLER_OMITS = Kind("PP0112", "CallerOmitsRequiredArgument", "{count} call site(s) in {label} call `{base}` without "
+                    "`{name}`, which the plugin's replacement requires", Severity.ERROR, 1, NAME)
+CALLER_TWICE = Kind("PP0113", "CallerBindsArgumentTwice", "{count} call site(s) in {label} pass `{name}` to `{base}` "
+                    "in a way the plugin's replacement binds twice", Severity.ERROR, 1, NAME)
+
+KINDS = (CALLER_KEYWORD, CALLER_POSITIONAL, CALLER_OMITS, CALLER_TWICE)
+
+_KINDS = {UNEXPECTED: CALLER_KEYWORD, TOO_MANY: CALLER_POSITIONAL, MISSING: CALLER_OMITS, TWICE: CALLER_TWICE}
+_SUGGEST = {UNEXPECTED: "accept `{name}` in the replacement (with the base's default) and honour it",
+            TOO_MANY: "accept the base's positional parameters in the replacement",
+            MISSING: "give `{name}` a default in the replacement, or stop requiring it",
+            TWICE: "take the base's parameters in the base's order"}
+_CALLED_DUNDERS = ("__init__", "__new__")  # dunders whose callers are ordinary calls: Cls(...)
+_DETAILS = 10
+_WIDE = 40  # above this many candidate modules, a name is common enough to narrow the search
+
+
+def replacement_params(patch: Patch, owner: Symbol) -> tuple[Param, ...] | None:
+    """What a host caller supplies to the plugin's replacement (self/cls dropped for methods)."""
+    fn = patch.function
+    if fn is None:
+        return None
+    params = fn.signature.params
+    if owner.kind == MODULE or fn.is_staticmethod or patch.wrapper == "staticmethod":
+        return params
+    return params[1:] if params and params[0].kind <= ParamKind.POSITIONAL_OR_KEYWORD else params
+
+
+def is_narrower(base: tuple[Param, ...], repl: tuple[Param, ...]) -> bool:
+    """Whether some call the base accepts can fail on the replacement (the only ones worth searching)."""
+    r_var_pos = any(p.kind is ParamKind.VAR_POSITIONAL for p in repl)
+    r_var_kw = any(p.kind is ParamKind.VAR_KEYWORD for p in repl)
+    if r_var_pos and r_var_kw:
+        return False
+    if any(p.kind is ParamKind.VAR_POSITIONAL for p in base) and not r_var_pos:
+        return True
+    if any(p.kind is ParamKind.VAR_KEYWORD for p in base) and not r_var_kw:
+        return True
+    by_name = {p.name: p for p in repl if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)}
+    for p in base:
+        if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY) and p.name not in by_name \
+                and not r_var_kw:
+            return True
+    b_slots = [p.name for p in base if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
+    r_slots = [p.name for p in repl if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
+    if len(b_slots) > len(r_slots) and not r_var_pos or any(b != r for b, r in zip(b_slots, r_slots, strict=False)):
+        return True  # fewer positional slots, or the same ones in another order
+    base_names = {p.name: p for p in base}
+    return any(p.required and (p.name not in base_names or not base_names[p.name].required) for p in repl)
+
+
+class ReplacedCallersCheck:
+    name = NAME
+    drift = (1,)
+    kinds = KINDS
+    description = "host call sites of a replaced member pass only what the plugin's replacement accepts"
+
+    def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        yield from collected(self._run(ctx))
+
+    def _run(self, ctx: ScanContext) -> Iterator[Finding]:
+        for patch in ctx.plugin.surface.patches:
+            if patch.kind not in (PatchKind.MEMBER, PatchKind.ASSIGNMENT) or patch.function is None:
+                continue
+            if patch.name.startswith("__") and patch.name.endswith("__") and patch.name not in _CALLED_DUNDERS:
+                continue
+            yield from self._patch(ctx, patch)
+
+    def _patch(self, ctx: ScanContext, patch: Patch) -> Iterator[Finding]:
+        owner, base = base_member(ctx.host, patch)
+        if owner is None or base is None or base.kind not in (FUNCTION, METHOD) or not isinstance(
+                base.obj, FunctionInfo) or not base.module:
+            return
+        repl = replacement_params(patch, owner)
+        if repl is None:
+            return
+        fn = base.obj
+        as_method = base.kind == METHOD and not fn.is_staticmethod
+        base_params = fn.signature.params[1:] if as_method and fn.signature.params else fn.signature.params
+        if not is_narrower(base_params, repl):
+            return
+        constructor = patch.name in _CALLED_DUNDERS
+        if constructor and owner.kind != CLASS:
+            return
+        search = owner.path.rpartition(".")[2] if constructor else patch.name
+        resolver = ctx.host.resolver
+
+        def accept(c: Callee) -> bool:
+            if constructor:
+                return c.mode == CONSTRUCT and c.sym.path == owner.path
+            if c.sym.path != base.path:
+                return False
+            if c.receiver is None or owner.kind != CLASS:
+                return True
+            # the receiver may be the patched class, a subclass, or a base whose instance is one
+            return owner.path in {x.path for x in resolver.mro(c.receiver)} or \
+                c.receiver.path in {x.path for x in resolver.mro(owner)}
+
+        failing: dict[tuple[str, str], list[tuple[CallSite, int, int]]] = {}
+        method = not constructor and base.kind == METHOD
+        lines = self._candidates(ctx, owner, search, method, repl)
+        for site in iter_call_sites(resolver, search, accept, modules=sorted(lines), lines=lines):
+            params = (fn.signature.params[:1] + repl) if site.callee.mode == UNBOUND and as_method else repl
+            problems = bind_call(params, site.call)
+            if not problems:
+                continue
+            for problem in problems:
+                failing.setdefault((problem.kind, problem.name), []).append((site, problem.given, problem.accepted))
+        for (kind_key, name), sites in sorted(failing.items()):
+            yield self._finding(ctx, patch, base, repl, _KINDS[kind_key], kind_key, name, sites)
+
+    @staticmethod
+    def _candidates(ctx: ScanContext, owner: Symbol, name: str, method: bool,
+                    repl: tuple[Param, ...]) -> dict[str, tuple[int, ...]]:
+        """Host modules (and lines) worth parsing for calls of `name` that may not bind to `repl`.
+
+        Text first: a method is only ever called as `x.name(`, and each call's arguments are
+        judged from its text (`failing_call_lines`). A `self.name(`/`super().name(` call can
+        only reach the patched member from a class related to the owner (judged from the
+        summaries, without parsing). When `x.name(` is common (`forward`), a module calling it
+        on another receiver must also name the owner or one of its bases.
+        """
+        index = ctx.host.index
+        resolver = ctx.host.resolver
+        found = modules_mentioning(index, f".{name}(" if method else f"{name}(", resolver.top)
+        if owner.kind != CLASS or not method:
+            return {m: lines for m in found if (lines := failing_call_lines(index, m, name, repl, method=False))}
+        wide = len(found) > _WIDE
+        bases = {c.path for c in resolver.mro(owner)}
+        related = [c.path.rpartition(".")[2] for c in resolver.mro(owner) if c.module] if wide else []
+        named = re.compile(r"\b(?:" + "|".join(map(re.escape, related)) + r")\b") if related else None
+        receiver = re.compile(rf"(\w+(?:\(\))?)\s*\.{re.escape(name)}\(")
+        out: dict[str, tuple[int, ...]] = {}
+        for module in found:
+            text = source_lines(index, module)
+            kept = []
+            for line in failing_call_lines(index, module, name, repl, method=True):
+                receivers = {r.group(1) for r in receiver.finditer(text[line - 1])} or {"?"}
+                if receivers <= {"self", "cls", "super()"}:
+                    cls = _enclosing_class(resolver, module, line)
+                    if cls is None or not (cls.path in bases or owner.path in {c.path for c in resolver.mro(cls)}):
+                        continue  # `self.name(` in a class the patched member cannot reach
+                elif named is not None and module != owner.module and not named.search(index.source(module)):
+                    continue
+                kept.append(line)
+            if kept:
+                out[module] = tuple(kept)
+        return out
+
+    def _finding(self, ctx: ScanContext, patch: Patch, base: Symbol, repl: tuple[Param, ...], kind: Kind,
+                 kind_key: str, name: str, sites: list[tuple[CallSite, int, int]]) -> Finding:
+        index = ctx.host.index
+        details = []
+        for site, _, _ in sites[:_DETAILS]:
+            text = source_lines(index, site.module)[site.line - 1].strip()[:100]
+            details.append(f"{index.paths[site.module]}:{site.line} ({site.unit}): {text}")
+        if len(sites) > _DETAILS:
+            details.append(f"... and {len(sites) - _DETAILS} more call sites")
+        assert isinstance(base.obj, FunctionInfo)
+        details.append(f"{ctx.host.label}: def {base.obj.name}{base.obj.signature.render()}")
+        details.append(f"plugin: def {render_params(patch.name, repl)} (as callers see it)")
+        args = {"name": name, "base": patch.target, "label": ctx.host.label, "count": str(len(sites)),
+                "given": str(max(s[1] for s in sites)), "accepted": str(sites[0][2])}
+        return Finding(kind, args, patch.site, subject=patch.target,
+                       suggestion=_SUGGEST[kind_key].format(name=name), details=tuple(details),
+                       **_evidence(ctx, patch, base))
+
+
+def _enclosing_class(resolver: Resolver, module: str, line: int) -> Symbol | None:
+    """The innermost class of a module whose body spans a line (from the summary: no parse)."""
+    classes, prefix, found = resolver.index.modules[module].classes, module, None
+    while True:
+        hit = next(((n, c) for n, c in classes.items() if c.line <= line <= c.end_line), None)
+        if hit is None:
+            break
+        prefix = f"{prefix}.{hit[0]}"
+        found, classes = prefix, hit[1].classes
+    sym = resolver.resolve(found) if found else None
+    return sym if sym is not None and sym.kind == CLASS else None
+
+
+def _evidence(ctx: ScanContext, patch: Patch, base: Symbol) -> dict[str, Location | None]:
+    _, other = base_member(ctx.other, patch)
+
+    def loc(view: HostView, sym: Symbol | None) -> Location | None:
+        if sym is None or not isinstance(sym.obj, FunctionInfo):
+            return view.location(sym)
+        return view.location(sym, snippet=f"def {sym.obj.name}{sym.obj.signature.render()}")
+    here, there = loc(ctx.host, base), loc(ctx.other, other)
+    return {"old": there, "new": here} if ctx.judging_new else {"old": here, "new": there}
