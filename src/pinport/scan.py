@@ -87,6 +87,8 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
     findings = [f.with_status(Status.LATENT if f.fingerprint in old_prints else Status.DRIFT) for f in on_new]
     findings.extend(_syntax_errors(plugin))
     fixed = [f.with_status(Status.FIXED) for f in on_old if f.fingerprint not in new_prints]
+    for index in (plugin.index, models.old.index, models.new.index):
+        index.flush()  # summaries built on demand go to the cache for the next run
     return ScanResult(
         plugin_label=plugin.label, old_label=models.old.label, new_label=models.new.label,
         findings=tuple(sorted(findings, key=Finding.sort_key)),

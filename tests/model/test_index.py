@@ -30,7 +30,7 @@ def raise_if_called(job):
 
 
 def test_modules_paths_and_packages(tmp_path):
-    idx = load_index(tree(tmp_path, FILES), workers=1)
+    idx = load_index(tree(tmp_path, FILES), workers=1, eager=True)
     assert list(idx.modules) == ["host", "host.mod", "host.sub", "host.sub.util"]
     assert idx.paths["host.sub.util"] == "host/sub/util.py"
     assert idx.packages == {"host", "host.sub"} and idx.is_package("host") and not idx.is_package("host.mod")
@@ -44,19 +44,19 @@ def test_modules_paths_and_packages(tmp_path):
 
 def test_second_load_hits_the_cache(tmp_path, monkeypatch):
     cache = IndexCache(tmp_path / "cache" / "index.sqlite")
-    first = load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    first = load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
     monkeypatch.setattr(index_mod, "_summarize_file", raise_if_called)
-    second = load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    second = load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
     assert second.modules == first.modules
 
 
 def test_changed_file_is_the_only_one_reparsed(tmp_path, monkeypatch):
     cache = IndexCache(tmp_path / "index.sqlite")
-    load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
     seen = []
     real = index_mod._summarize_file
     monkeypatch.setattr(index_mod, "_summarize_file", lambda job: seen.append(job[1]) or real(job))
-    idx = load_index(tree(tmp_path / "t", {**FILES, "host/mod.py": "class K: pass\n"}), cache, workers=1)
+    idx = load_index(tree(tmp_path / "t", {**FILES, "host/mod.py": "class K: pass\n"}), cache, workers=1, eager=True)
     assert seen == ["host.mod"] and idx.modules["host.mod"].classes["K"].instance_attrs == {}
 
 
@@ -66,7 +66,7 @@ def test_identical_files_in_two_trees_are_summarized_once(tmp_path, monkeypatch)
     monkeypatch.setattr(index_mod, "_summarize_file", lambda job: seen.append(job[1]) or real(job))
     new_files = {**FILES, "host/sub/util.py": "def helper(a, b=2): pass\n"}
     old, new = load_indexes([tree(tmp_path / "old", FILES), tree(tmp_path / "new", new_files, "host 2.0")],
-                            workers=1)
+                            workers=1, eager=True)
     assert sorted(seen) == ["host", "host.mod", "host.sub", "host.sub.util", "host.sub.util"]
     assert old.modules["host.mod"] is new.modules["host.mod"]
     assert old.modules["host.sub.util"].functions["helper"].signature.params[1].default == "1"
@@ -77,7 +77,7 @@ def test_identical_files_in_two_trees_are_summarized_once(tmp_path, monkeypatch)
 def test_same_content_under_two_module_names_is_summarized_twice(tmp_path):
     # relative imports make the summary depend on the module name, so the key includes it
     files = {"host/a/__init__.py": "from .x import Y\n", "host/b/__init__.py": "from .x import Y\n"}
-    idx = load_index(tree(tmp_path, files), workers=1)
+    idx = load_index(tree(tmp_path, files), workers=1, eager=True)
     assert idx.modules["host.a"].bindings["Y"].target == "host.a.x.Y"
     assert idx.modules["host.b"].bindings["Y"].target == "host.b.x.Y"
 
@@ -86,29 +86,30 @@ def test_corrupt_database_is_rebuilt(tmp_path, monkeypatch):
     db = tmp_path / "index.sqlite"
     db.write_bytes(b"this is not a database" * 100)
     cache = IndexCache(db)
-    first = load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    first = load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
     assert set(first.modules) == {"host", "host.mod", "host.sub", "host.sub.util"}
     monkeypatch.setattr(index_mod, "_summarize_file", raise_if_called)
-    assert load_index(tree(tmp_path / "t", FILES), cache, workers=1).modules == first.modules
+    assert load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True).modules == first.modules
 
 
 def test_damaged_row_is_recomputed_and_repaired(tmp_path, monkeypatch):
     db = tmp_path / "index.sqlite"
     cache = IndexCache(db)
-    first = load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    first = load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE summaries SET blob = ? WHERE key LIKE ?", (b"\x80garbage", "%:host.mod:%"))
         conn.execute("UPDATE summaries SET blob = ? WHERE key LIKE ?", (pickle.dumps(42), "%:host.sub:%"))
-    again = load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    again = load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
     assert again.modules == first.modules
+    again.flush()  # repaired rows are written back in batches
     monkeypatch.setattr(index_mod, "_summarize_file", raise_if_called)
-    assert load_index(tree(tmp_path / "t", FILES), cache, workers=1).modules == first.modules
+    assert load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True).modules == first.modules
 
 
 def test_unwritable_cache_location_only_costs_speed(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    idx = load_index(tree(tmp_path / "t", FILES), IndexCache(blocker / "sub" / "index.sqlite"), workers=1)
+    idx = load_index(tree(tmp_path / "t", FILES), IndexCache(blocker / "sub" / "index.sqlite"), workers=1, eager=True)
     assert "host.mod" in idx.modules
 
 
@@ -119,12 +120,12 @@ def test_parallel_and_serial_agree(tmp_path, monkeypatch):
                                       f"def f{i}(a, *, b={i}):\n    pass\n"
                                       f"class C{i}:\n    def g(self):\n        self.v{i} = {i}\n")
     t = tree(tmp_path, files)
-    serial = load_index(t, workers=1)
+    serial = load_index(t, workers=1, eager=True)
     pools = []
     real_pool = index_mod.ProcessPoolExecutor
     monkeypatch.setattr(index_mod, "ProcessPoolExecutor", lambda **kw: pools.append(kw) or real_pool(**kw))
     progress = []
-    parallel = load_index(t, workers=2, progress=lambda *a: progress.append(a))
+    parallel = load_index(t, workers=2, eager=True, progress=lambda *a: progress.append(a))
     assert [p["max_workers"] for p in pools] == [2]
     assert len(parallel.modules) == 61
     assert parallel.modules == serial.modules
@@ -134,7 +135,7 @@ def test_parallel_and_serial_agree(tmp_path, monkeypatch):
 def test_py_beats_pyi(tmp_path):
     files = {"host/__init__.py": "", "host/mod.pyi": "def stub() -> int: ...\n",
              "host/mod.py": "def real(): pass\n", "host/only.pyi": "X: int\n"}
-    idx = load_index(tree(tmp_path, files), workers=1)
+    idx = load_index(tree(tmp_path, files), workers=1, eager=True)
     assert idx.paths["host.mod"] == "host/mod.py" and "real" in idx.modules["host.mod"].functions
     assert idx.paths["host.only"] == "host/only.pyi"
 
@@ -157,4 +158,27 @@ def test_module_name(rel, expected):
 def test_non_identifier_paths_are_skipped(tmp_path):
     files = {"host/__init__.py": "", "host/ok.py": "", "host/not-a-module.py": "",
              "host/tests-data/x.py": ""}
-    assert list(load_index(tree(tmp_path, files), workers=1).modules) == ["host", "host.ok"]
+    assert list(load_index(tree(tmp_path, files), workers=1, eager=True).modules) == ["host", "host.ok"]
+
+
+def test_lazy_summaries_are_built_on_first_access_and_cached(tmp_path, monkeypatch):
+    """The default: nothing is parsed at load; a module is summarised when asked for, then cached."""
+    seen = []
+    real = index_mod._summarize_file
+    monkeypatch.setattr(index_mod, "_summarize_file", lambda job: seen.append(job[1]) or real(job))
+    cache = IndexCache(tmp_path / "index.sqlite")
+    idx = load_index(tree(tmp_path / "t", FILES), cache)
+    assert seen == []
+    assert "K" in idx.modules["host.mod"].classes
+    assert seen == ["host.mod"]
+    idx.flush()
+    again = load_index(tree(tmp_path / "t", FILES), cache)
+    assert "K" in again.modules["host.mod"].classes and seen == ["host.mod"]
+
+
+def test_catalog_comes_from_text_without_summaries(tmp_path, monkeypatch):
+    files = {"host/__init__.py": "", "host/a.py": "class Thing:\n    pass\n\nFLAG_X: bool = True\n",
+             "host/envs.py": "env = {'VLLM_Y': 1}\n\ndef __getattr__(name):\n    return env[name]\n"}
+    idx = load_index(tree(tmp_path, files))
+    assert idx.definitions["Thing"] == [("host.a", index_mod.BindingKind.CLASS)]
+    assert ("host.a", "FLAG_X") in idx.flags and ("host.envs", "VLLM_Y") in idx.flags

@@ -19,7 +19,7 @@ VERSIONS = [
 @pytest.mark.parametrize("version", VERSIONS)
 def test_release_indexes(version, vllm_tree, user_cache):
     tree = vllm_tree(version)
-    index = load_index(tree, IndexCache(user_cache / "index" / "summaries.sqlite"))
+    index = load_index(tree, IndexCache(user_cache / "index" / "summaries.sqlite"), eager=True)
     assert len(index.modules) > 500
     broken = [m for m, s in index.modules.items() if s.syntax_error]
     assert broken == [], f"vllm {version}: files that Python 3.11 cannot parse: {broken[:5]}"

@@ -195,7 +195,7 @@ def host_reads_env(view: HostView, var: str) -> bool:
 
     def build() -> bool:  # rare: only for a variable the envs table lacks
         quoted = (f'"{var}"', f"'{var}'")
-        return any(q in view.index.source(m) for m in view.index.modules for q in quoted)
+        return any(view.index.grep(q) for q in quoted)
     return memo(view.index, f"reads-env:{var}", build)  # type: ignore[return-value]
 
 

@@ -710,9 +710,7 @@ def modules_mentioning(index: CodeIndex, text: str, top: str = "") -> tuple[str,
     memo = _CANDIDATES.setdefault(index, {})
     key = f"{top}\x00{text}"
     if key not in memo:
-        # iterating a lazily loaded index yields names only: no summary is unpickled here
-        memo[key] = tuple(m for m in index.modules if (not top or m == top or m.startswith(top + "."))
-                          and text in index.source(m))
+        memo[key] = index.grep(text, top)
     return memo[key]
 
 

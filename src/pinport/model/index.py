@@ -13,7 +13,9 @@ import gc
 import hashlib
 import os
 import pickle
+import re
 import sqlite3
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import closing
@@ -28,6 +30,9 @@ from .summary import BindingKind, ModuleSummary
 
 MODEL_VERSION = "2"  # bump whenever summary.py or parse.py change what a summary holds
 _CHUNK = 24
+_FLUSH_EVERY = 64
+# Top-level definitions by text, for the whole-tree catalog: column-0 defs, classes, assignments.
+_TOP_LEVEL = re.compile(r"^(?:(class)|(?:async[ \t]+)?def)[ \t]+(\w+)|^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
 
 def module_name(rel: str) -> tuple[str, bool] | None:
@@ -45,10 +50,12 @@ def module_name(rel: str) -> tuple[str, bool] | None:
 
 
 class LazyModules(Mapping[str, ModuleSummary]):
-    """Module name -> summary, unpickled on first access: a scan reads a few hundred of thousands.
+    """Module name -> summary, built or unpickled on first access: a scan needs a few hundred of thousands.
 
-    Trees of one scan share the memo, so a file both host versions contain is loaded once.
-    A cached row that does not unpickle to a summary is recomputed from the file and rewritten.
+    A summary not in the cache is computed from its file when first asked for and written back
+    (in batches; `flush()` writes the rest). Trees of one scan share the memo, so a file both host
+    versions contain is loaded once. A cached row that does not unpickle to a summary is
+    recomputed from the file and rewritten.
     """
 
     def __init__(self, keys: dict[str, str], blobs: dict[str, bytes], memo: dict[str, ModuleSummary],
@@ -58,6 +65,7 @@ class LazyModules(Mapping[str, ModuleSummary]):
         self._memo = memo
         self._jobs = jobs
         self._cache = cache
+        self._pending: list[tuple[str, bytes]] = []
 
     def __getitem__(self, module: str) -> ModuleSummary:
         key = self._keys[module]
@@ -71,18 +79,29 @@ class LazyModules(Mapping[str, ModuleSummary]):
         gc_was_enabled = gc.isenabled()
         gc.disable()  # unpickling builds many small objects; collection passes are waste here
         try:
-            summary = pickle.loads(self._blobs[key])
-            if isinstance(summary, ModuleSummary):
-                return summary
-            raise TypeError(type(summary).__name__)
-        except Exception:  # a damaged cache row: recompute that one file, rewrite the row
+            blob = self._blobs.get(key)
+            if blob is not None:
+                try:
+                    summary = pickle.loads(blob)
+                    if isinstance(summary, ModuleSummary):
+                        return summary
+                except Exception:
+                    pass  # a damaged cache row: recomputed below and rewritten
             blob = _summarize_file(self._jobs[key])
             self._blobs[key] = blob
-            self._cache.put_many([(key, blob)])
+            self._pending.append((key, blob))
+            if len(self._pending) >= _FLUSH_EVERY:
+                self.flush()
             return pickle.loads(blob)
         finally:
             if gc_was_enabled:
                 gc.enable()
+
+    def flush(self) -> None:
+        """Write the summaries computed since the last flush to the cache."""
+        if self._pending:
+            self._cache.put_many(self._pending)
+            self._pending = []
 
     def __contains__(self, module: object) -> bool:
         return module in self._keys
@@ -128,6 +147,35 @@ class CodeIndex:
         lines = self.lines(module)
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
+    @cached_property
+    def _corpus(self) -> tuple[str, list[int], list[str]]:
+        """Every module's source in one string (with start offsets), for fast text prefilters."""
+        modules = sorted(self.paths)
+        starts, parts, offset = [], [], 0
+        for module in modules:
+            text = self.source(module)
+            starts.append(offset)
+            parts.append(text)
+            offset += len(text) + 1
+        return "\0".join(parts), starts, modules
+
+    def grep(self, text: str, top: str = "") -> tuple[str, ...]:
+        """Modules (sorted) whose source contains `text`, optionally only under package `top`.
+
+        One scan of one big string per query (C speed), instead of a Python loop over files.
+        """
+        corpus, starts, modules = self._corpus
+        found: list[str] = []
+        pos = corpus.find(text)
+        while pos >= 0:
+            i = bisect_right(starts, pos) - 1
+            module = modules[i]
+            if not top or module == top or module.startswith(top + "."):
+                found.append(module)
+            following = starts[i + 1] if i + 1 < len(starts) else len(corpus)
+            pos = corpus.find(text, following)
+        return tuple(found)
+
     def parsed(self, module: str) -> ast.Module | None:
         """The full tree of one module, parsed on first request (checks needing bodies use this)."""
         if module not in self._asts:
@@ -140,6 +188,11 @@ class CodeIndex:
     def is_package(self, module: str) -> bool:
         return module in self.packages
 
+    def flush(self) -> None:
+        """Write summaries computed on demand to the cache (the scan calls this when done)."""
+        if isinstance(self.modules, LazyModules):
+            self.modules.flush()
+
     @cached_property
     def _catalog(self) -> dict[str, object]:
         """Facts over every module, cached per tree so a warm scan need not load every summary."""
@@ -151,16 +204,23 @@ class CodeIndex:
                     return pickle.loads(blob)
                 except Exception:
                     pass  # damaged: rebuild below
+        # From the text, not the summaries: building a catalog must not cost a parse of every file.
         definitions: dict[str, list[tuple[str, BindingKind]]] = {}
         flags: list[tuple[str, str]] = []
-        for mod in sorted(self.modules):
-            summary = self.modules[mod]
-            for name, b in summary.bindings.items():
-                if b.kind in (BindingKind.FUNCTION, BindingKind.CLASS, BindingKind.ASSIGN):
-                    definitions.setdefault(name, []).append((mod, b.kind))
-                if name.isupper():
+        getattr_modules = set(self.grep("def __getattr__("))
+        for mod in sorted(self.paths):
+            for match in _TOP_LEVEL.finditer(self.source(mod)):
+                is_class, defined, assigned = match.groups()
+                name = defined or assigned
+                kind = BindingKind.ASSIGN if assigned else BindingKind.CLASS if is_class else BindingKind.FUNCTION
+                entries = definitions.setdefault(name, [])
+                if not entries or entries[-1][0] != mod:
+                    entries.append((mod, kind))
+                if assigned and name.isupper():
                     flags.append((mod, name))
-            flags.extend((mod, name) for name in summary.lazy_exports if name.isupper())
+            if mod in getattr_modules:  # the names a module-level __getattr__ serves (envs.VLLM_*)
+                flags.extend((mod, name) for name in self.modules[mod].lazy_exports if name.isupper())
+        flags = sorted(set(flags))
         catalog = {"definitions": definitions, "flags": flags}
         if key:
             self._cache.put_many([(key, pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL))])
@@ -250,9 +310,14 @@ def _modules_of(tree: SourceTree) -> dict[str, tuple[str, bool]]:
     return out
 
 
-def load_indexes(trees: Sequence[SourceTree], cache: IndexCache | None = None, *,
+def load_indexes(trees: Sequence[SourceTree], cache: IndexCache | None = None, *, eager: bool = False,
                  workers: int | None = None, progress: ProgressFn = no_progress) -> list[CodeIndex]:
-    """Index several trees at once, sharing the cache and one process pool between them."""
+    """Index several trees at once, sharing the cache between them.
+
+    By default summaries missing from the cache are built when first asked for: a scan needs
+    only the modules its plugin reaches. `eager=True` builds every missing one now, in a process
+    pool over all cores (for warming the cache, or checking that every file parses).
+    """
     cache = cache or IndexCache(None)
     layouts = [_modules_of(t) for t in trees]
     keys: dict[str, tuple[str, str, bool]] = {}  # cache key -> job (absolute path, module, is_package)
@@ -268,7 +333,7 @@ def load_indexes(trees: Sequence[SourceTree], cache: IndexCache | None = None, *
     missing = sorted(k for k in keys if k not in blobs)
     total = len(keys)
     progress("indexing", total - len(missing), total)
-    if missing:
+    if missing and eager:
         fresh = _compute(missing, keys, workers, progress, total - len(missing), total)
         blobs.update(fresh)
         cache.put_many(fresh.items())
