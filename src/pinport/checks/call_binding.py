@@ -35,7 +35,6 @@ from ..model.calls import (
     Unit,
     bind_call,
     callee_params,
-    collected,
     iter_call_sites,
     iter_units,
     local_imports,
@@ -140,7 +139,7 @@ class CallsCheck:
     description = "every call the plugin makes to a host callable binds to its signature and unpacks its result"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
-        yield from collected(self._run(ctx))
+        yield from self._run(ctx)
 
     def _run(self, ctx: ScanContext) -> Iterator[Finding]:
         shared = _Context(ctx)

@@ -25,7 +25,6 @@ from ..model.calls import (
     CONSTRUCT,
     INIT_FAMILY,
     call_name,
-    collected,
     host_inference,
     iter_call_sites,
     iter_units,
@@ -81,7 +80,7 @@ class LoadTimingCheck:
         self.loaders = tuple(loaders)  # names of the host functions that load plugins
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
-        yield from collected(self._run(ctx))
+        yield from self._run(ctx)
 
     def _run(self, ctx: ScanContext) -> Iterator[Finding]:
         targets = _targets(ctx)

@@ -25,7 +25,6 @@ from ..model.calls import (
     Callee,
     CallSite,
     bind_call,
-    collected,
     failing_call_lines,
     iter_call_sites,
     modules_mentioning,
@@ -103,7 +102,7 @@ class ReplacedCallersCheck:
     description = "host call sites of a replaced member pass only what the plugin's replacement accepts"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
-        yield from collected(self._run(ctx))
+        yield from self._run(ctx)
 
     def _run(self, ctx: ScanContext) -> Iterator[Finding]:
         for patch in ctx.plugin.surface.patches:

@@ -11,9 +11,8 @@ caller that only reports what resolved cannot report a guess.
 from __future__ import annotations
 
 import ast
-import gc
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 from weakref import WeakKeyDictionary
 
@@ -35,22 +34,6 @@ _KEEPS_CLASS = _DATACLASS | {"final", "typing.final", "runtime_checkable", "typi
 _NON_TUPLE = {"int", "float", "bool", "None", "torch.Tensor", "Tensor", "np.ndarray", "numpy.ndarray",
               "npt.NDArray", "NDArray", "torch.device", "torch.dtype", "dict", "Dict"}
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
-
-
-def collected(findings: Iterable[object]) -> list:
-    """Run a check's generator to the end with the cyclic collector paused, then resume it.
-
-    Parsing host files makes many objects that live as long as the index; with the collector
-    running, every generation-2 pass re-walks all of them, which doubled these checks' time.
-    Nothing is yielded while the collector is off, so no other code runs under the pause.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return list(findings)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class BindProblem(NamedTuple):
