@@ -28,6 +28,7 @@ from ..plugin.facts import (
 from ..plugin.model import PluginModel
 from ._hostfacts import host_member, provided_by_plugin, returned_class
 from .base import HostView, ScanContext
+from .mirrors import scan_copies
 
 NAME = "attributes"
 
@@ -84,6 +85,22 @@ def _assignments(view: HostView, sym: Symbol) -> tuple[list[str], Symbol | None]
 
 
 # -- the check -----------------------------------------------------------------------------------
+def _copied_units(ctx: ScanContext) -> frozenset[tuple[str, str]]:
+    """Units the mirrors/forks checks already judge for members NEW dropped (they run on NEW only).
+
+    (module, qualified name) of each mirror, and (module, "") for each forked file.
+    """
+    if not ctx.judging_new:
+        return frozenset()
+    copies = scan_copies(ctx)
+    return frozenset({(m.patch.plugin_module, m.patch.site.unit) for m in copies.mirrors}
+                     | {(f.plugin_module, "") for f in copies.forks})
+
+
+def _is_copied(copied: frozenset[tuple[str, str]], unit: Unit) -> bool:
+    return (unit.module, unit.qualname) in copied or (unit.module, "") in copied
+
+
 class AttributesCheck:
     name = NAME
     drift = (9,)
@@ -92,11 +109,13 @@ class AttributesCheck:
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
         loose = frozenset(plugin_facts(ctx.plugin).loose)
+        copied = _copied_units(ctx)
         for unit in iter_units(ctx.plugin):
-            yield from self._unit(ctx, unit, loose)
+            yield from self._unit(ctx, unit, loose, copied)
         yield from self._typed_reads(ctx, loose)
 
-    def _unit(self, ctx: ScanContext, unit: Unit, loose: frozenset[str]) -> Iterator[Finding]:
+    def _unit(self, ctx: ScanContext, unit: Unit, loose: frozenset[str],
+              copied: frozenset[tuple[str, str]] = frozenset()) -> Iterator[Finding]:
         use = unit_use(ctx.plugin, unit)
         owners = [ctx.host.resolve(o) for o in unit.owners]
         if use.dynamic or any(o is None or o.kind != CLASS for o in owners):
@@ -115,7 +134,7 @@ class AttributesCheck:
                      for o in others]
             if not any(here):
                 found = next((t for t in there if t is not None and t.kind != EXTERNAL), None)
-                if found is not None:
+                if found is not None and not _is_copied(copied, unit):
                     yield self._not_set(ctx, unit, attr, nodes, owners[0], found)  # type: ignore[arg-type]
                 continue
             sym_here = next((h for h in here if h is not None), None)
