@@ -7,7 +7,7 @@ import logging
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .checks import Check, select_checks
 from .checks.base import HostView, ScanContext
@@ -75,6 +75,30 @@ def _run_checks(checks: Iterable[Check], ctx: ScanContext, strict: bool) -> list
     return out
 
 
+# A call-site finding (callers check) that confirms a signature finding for the same plugin unit
+# and parameter is folded into it: one break reads as one finding, with its call sites.
+_FOLDS = {"PP0110": "PP0101", "PP0112": "PP0201"}  # evidence code -> summary code
+
+
+def _fold(findings: list[Finding]) -> list[Finding]:
+    def key(code: str, f: Finding, arg: str) -> tuple:
+        return code, f.plugin.path if f.plugin else "", f.plugin.unit if f.plugin else "", f.args.get(arg, "")
+
+    summaries = {key(f.code, f, "param"): i for i, f in enumerate(findings) if f.code in _FOLDS.values()}
+    out = list(findings)
+    dropped: set[int] = set()
+    for i, f in enumerate(findings):
+        target = summaries.get(key(_FOLDS.get(f.code, ""), f, "name")) if f.code in _FOLDS else None
+        if target is None:
+            continue
+        merged = out[target]
+        out[target] = replace(merged, severity=Severity.ERROR if merged.level is not Severity.ERROR else merged.severity,
+                              details=(*merged.details, f"confirmed by {f.code}: {f.message}",
+                                       *(d for d in f.details if ".py:" in d.split(" ")[0])))
+        dropped.add(i)
+    return [f for i, f in enumerate(out) if i not in dropped]
+
+
 def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
     seen: set[tuple] = set()
     out = []
@@ -97,8 +121,10 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
     selected = extra_checks or select_checks(checks)
     plugin = models.plugin
     with _collector_paused():
-        on_new = _dedupe(_run_checks(selected, ScanContext(plugin, models.new, models.old, True, settings), strict))
-        on_old = _dedupe(_run_checks(selected, ScanContext(plugin, models.old, models.new, False, settings), strict))
+        on_new = _fold(_dedupe(_run_checks(selected, ScanContext(plugin, models.new, models.old, True, settings),
+                                           strict)))
+        on_old = _fold(_dedupe(_run_checks(selected, ScanContext(plugin, models.old, models.new, False, settings),
+                                           strict)))
     old_prints = {f.fingerprint for f in on_old}
     new_prints = {f.fingerprint for f in on_new}
     findings = [f.with_status(Status.LATENT if f.fingerprint in old_prints else Status.DRIFT) for f in on_new]

@@ -131,3 +131,21 @@ def p(name: str, kind: ParamKind = ParamKind.POSITIONAL_OR_KEYWORD, default: str
 ])
 def test_is_narrower(base, repl, narrower):
     assert is_narrower(base, repl) is narrower
+
+
+def test_call_sites_inside_replaced_host_code_do_not_count():
+    """The host's only caller is itself replaced by the plugin: that host code never runs."""
+    from harness import codes, run_scan
+
+    from pinport.checks.replaced_callers import ReplacedCallersCheck
+
+    host = {"host/runner.py": "class Runner:\n    def propose(self, a):\n        return a\n\n"
+                              "    def execute(self):\n        return self.propose(1)\n"}
+    patching = "class ArcticPatch:\n    pass\n"
+    plugin = {"plug/patching.py": patching,
+              "plug/patch.py": "from plug.patching import ArcticPatch\nfrom host.runner import Runner\n\n"
+                               "class RunnerPatch(ArcticPatch[Runner]):\n"
+                               "    def propose(self, a, extra):\n        return a\n"}
+    assert codes(run_scan(host, host, plugin, checks=(ReplacedCallersCheck(),))) == ["PP0112"]
+    plugin["plug/patch.py"] += "\n    def execute(self):\n        return self.propose(1, 2)\n"
+    assert codes(run_scan(host, host, plugin, checks=(ReplacedCallersCheck(),))) == []

@@ -10,9 +10,19 @@ from __future__ import annotations
 import re
 import weakref
 
-from ..model.resolve import ATTRIBUTE, CLASS, EXTERNAL, FUNCTION, INSTANCE_ATTR, METHOD, Symbol
+from ..model.resolve import (
+    ATTRIBUTE,
+    CLASS,
+    EXTERNAL,
+    FUNCTION,
+    INSTANCE_ATTR,
+    METHOD,
+    MODULE,
+    Symbol,
+)
 from ..model.summary import ClassInfo, FunctionInfo
 from ..plugin.facts import added_members, memo
+from ..plugin.records import Patch
 from .base import HostView, ScanContext
 
 # External bases that add no members a plugin would read: member lookups look past them.
@@ -217,3 +227,13 @@ def provided_by_plugin(ctx: ScanContext, owner: Symbol) -> frozenset[str]:
     if hit is None or hit[0]() is not ctx.plugin:
         hit = per_host[key] = (weakref.ref(ctx.plugin), build())
     return hit[1]
+
+
+def base_member(host: HostView, patch: Patch) -> tuple[Symbol | None, Symbol | None]:
+    """(owner symbol, the member the patch replaces) in one host version."""
+    owner = host.resolve(patch.owner)
+    if owner is None or owner.kind not in (CLASS, MODULE):
+        return owner, None
+    if owner.kind == CLASS:
+        return owner, host.resolver.class_member(owner, patch.name)
+    return owner, host.resolver.module_attr(owner.module, patch.name)

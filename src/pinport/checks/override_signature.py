@@ -16,7 +16,9 @@ from ..findings import Finding, Kind, Location, Severity
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Symbol
 from ..model.summary import FunctionInfo, Param, ParamKind
 from ..plugin.records import Patch, PatchKind
-from .base import HostView, ScanContext
+from ._hostfacts import base_member
+from .base import ScanContext
+from .replaced_callers import host_call_failures
 
 NAME = "signatures"
 
@@ -50,18 +52,16 @@ _KIND_WORDS = {ParamKind.POSITIONAL_ONLY: "positional-only", ParamKind.POSITIONA
                ParamKind.KEYWORD_ONLY: "keyword-only"}
 
 
-def base_member(host: HostView, patch: Patch) -> tuple[Symbol | None, Symbol | None]:
-    """(owner symbol, the member the patch replaces) in one host version."""
-    owner = host.resolve(patch.owner)
-    if owner is None or owner.kind not in (CLASS, MODULE):
-        return owner, None
-    if owner.kind == CLASS:
-        return owner, host.resolver.class_member(owner, patch.name)
-    return owner, host.resolver.module_attr(owner.module, patch.name)
-
-
 def _bound(fn: FunctionInfo, as_method: bool) -> tuple[Param, ...]:
     return fn.bound_params() if as_method else fn.signature.params
+
+
+def _no_failing_caller(ctx: ScanContext, patch: Patch) -> bool:
+    """A replacement whose judged host call sites all bind to it: its mismatch cannot fire as called."""
+    if patch.kind not in (PatchKind.MEMBER, PatchKind.ASSIGNMENT):
+        return False
+    found = host_call_failures(ctx, patch)
+    return found is not None and not found[2]
 
 
 class SignaturesCheck:
@@ -129,11 +129,16 @@ class SignaturesCheck:
 
         def finding(kind: Kind, suggestion: str, severity: Severity | None = None, **args: str) -> Finding:
             level = severity or kind.severity
+            details = notes
             if cap is not None and level.rank < cap.rank:
                 level = cap
+            elif level is Severity.ERROR and _no_failing_caller(ctx, patch):
+                level = Severity.WARNING
+                details = notes + (f"no reachable call site in {label} fails against the override (host callers "
+                                   "may be replaced by the plugin, or call it dynamically)",)
             return Finding(kind, {"base": base_path, "label": label, **args}, patch.site, subject=patch.target,
                            suggestion=suggestion, severity=level if level is not kind.severity else None,
-                           details=notes, **evidence)
+                           details=details, **evidence)
 
         missing = [p for p in b_params if p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
                    and p.name not in o_by_name and not self._absorbed(p, o_var_pos, o_var_kw)]

@@ -12,6 +12,7 @@ that mention `name(` are parsed, so the cost stays with the few members that can
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterator
 
 from ..findings import Finding, Kind, Location, Severity
@@ -34,8 +35,8 @@ from ..model.calls import (
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import FunctionInfo, Param, ParamKind
 from ..plugin.records import Patch, PatchKind
+from ._hostfacts import base_member
 from .base import HostView, ScanContext
-from .override_signature import base_member
 
 NAME = "callers"
 
@@ -95,6 +96,81 @@ def is_narrower(base: tuple[Param, ...], repl: tuple[Param, ...]) -> bool:
     return any(p.required and (p.name not in base_names or not base_names[p.name].required) for p in repl)
 
 
+Failures = dict[tuple[str, str], list[tuple[CallSite, int, int]]]
+_FAILURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def host_call_failures(ctx: ScanContext, patch: Patch) -> tuple[Symbol, tuple[Param, ...], Failures] | None:
+    """The judged host's reachable call sites that do not bind to the plugin's replacement.
+
+    (replaced base member, the replacement's parameters as callers see them, failures by
+    (problem, parameter)); None when the replacement cannot be judged this way (not a function,
+    or accepting everything the base does). Call sites inside host functions the plugin itself
+    replaces are left out: that host code never runs once the plugin is loaded. Memoised: the
+    signatures check asks the same question.
+    """
+    memo = _FAILURES.setdefault(ctx.host.index, {})
+    key = (patch.plugin_module, patch.site.line, patch.owner, patch.name)
+    if key not in memo:
+        memo[key] = _failures(ctx, patch)
+    return memo[key]
+
+
+def _failures(ctx: ScanContext, patch: Patch) -> tuple[Symbol, tuple[Param, ...], Failures] | None:
+    owner, base = base_member(ctx.host, patch)
+    if owner is None or base is None or base.kind not in (FUNCTION, METHOD) or not isinstance(
+            base.obj, FunctionInfo) or not base.module:
+        return None
+    repl = replacement_params(patch, owner)
+    if repl is None:
+        return None
+    fn = base.obj
+    as_method = base.kind == METHOD and not fn.is_staticmethod
+    base_params = fn.signature.params[1:] if as_method and fn.signature.params else fn.signature.params
+    if not is_narrower(base_params, repl):
+        return None
+    constructor = patch.name in _CALLED_DUNDERS
+    if constructor and owner.kind != CLASS:
+        return None
+    search = owner.path.rpartition(".")[2] if constructor else patch.name
+    resolver = ctx.host.resolver
+    replaced = _replaced_units(ctx)
+
+    def accept(c: Callee) -> bool:
+        if constructor:
+            return c.mode == CONSTRUCT and c.sym.path == owner.path
+        if c.sym.path != base.path:
+            return False
+        if c.receiver is None or owner.kind != CLASS:
+            return True
+        # the receiver may be the patched class, a subclass, or a base whose instance is one
+        return owner.path in {x.path for x in resolver.mro(c.receiver)} or \
+            c.receiver.path in {x.path for x in resolver.mro(owner)}
+
+    failing: Failures = {}
+    method = not constructor and base.kind == METHOD
+    lines = ReplacedCallersCheck._candidates(ctx, owner, search, method, repl)
+    for site in iter_call_sites(resolver, search, accept, modules=sorted(lines), lines=lines):
+        if f"{site.module}.{site.unit}" in replaced:
+            continue  # inside host code the plugin replaces: never runs once patched
+        params = (fn.signature.params[:1] + repl) if site.callee.mode == UNBOUND and as_method else repl
+        problems = bind_call(params, site.call)
+        for problem in problems or ():
+            failing.setdefault((problem.kind, problem.name), []).append((site, problem.given, problem.accepted))
+    return base, repl, failing
+
+
+def _replaced_units(ctx: ScanContext) -> frozenset[str]:
+    """Host functions and methods (by module path + qualified name) the plugin replaces."""
+    out = set()
+    for p in ctx.plugin.surface.patches:
+        if p.kind in (PatchKind.MEMBER, PatchKind.ASSIGNMENT) and p.function is not None:
+            _, base = base_member(ctx.host, p)
+            if base is not None and base.module:
+                out.add(f"{base.module}.{base.path[len(base.module) + 1:]}")
+    return frozenset(out)
+
+
 class ReplacedCallersCheck:
     name = NAME
     drift = (1,)
@@ -113,45 +189,10 @@ class ReplacedCallersCheck:
             yield from self._patch(ctx, patch)
 
     def _patch(self, ctx: ScanContext, patch: Patch) -> Iterator[Finding]:
-        owner, base = base_member(ctx.host, patch)
-        if owner is None or base is None or base.kind not in (FUNCTION, METHOD) or not isinstance(
-                base.obj, FunctionInfo) or not base.module:
+        found = host_call_failures(ctx, patch)
+        if not found:
             return
-        repl = replacement_params(patch, owner)
-        if repl is None:
-            return
-        fn = base.obj
-        as_method = base.kind == METHOD and not fn.is_staticmethod
-        base_params = fn.signature.params[1:] if as_method and fn.signature.params else fn.signature.params
-        if not is_narrower(base_params, repl):
-            return
-        constructor = patch.name in _CALLED_DUNDERS
-        if constructor and owner.kind != CLASS:
-            return
-        search = owner.path.rpartition(".")[2] if constructor else patch.name
-        resolver = ctx.host.resolver
-
-        def accept(c: Callee) -> bool:
-            if constructor:
-                return c.mode == CONSTRUCT and c.sym.path == owner.path
-            if c.sym.path != base.path:
-                return False
-            if c.receiver is None or owner.kind != CLASS:
-                return True
-            # the receiver may be the patched class, a subclass, or a base whose instance is one
-            return owner.path in {x.path for x in resolver.mro(c.receiver)} or \
-                c.receiver.path in {x.path for x in resolver.mro(owner)}
-
-        failing: dict[tuple[str, str], list[tuple[CallSite, int, int]]] = {}
-        method = not constructor and base.kind == METHOD
-        lines = self._candidates(ctx, owner, search, method, repl)
-        for site in iter_call_sites(resolver, search, accept, modules=sorted(lines), lines=lines):
-            params = (fn.signature.params[:1] + repl) if site.callee.mode == UNBOUND and as_method else repl
-            problems = bind_call(params, site.call)
-            if not problems:
-                continue
-            for problem in problems:
-                failing.setdefault((problem.kind, problem.name), []).append((site, problem.given, problem.accepted))
+        base, repl, failing = found
         for (kind_key, name), sites in sorted(failing.items()):
             yield self._finding(ctx, patch, base, repl, _KINDS[kind_key], kind_key, name, sites)
 

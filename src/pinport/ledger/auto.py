@@ -25,8 +25,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import NamedTuple
 
+from ..checks._hostfacts import base_member
 from ..checks.base import HostView
-from ..checks.override_signature import base_member
 from ..config import Settings
 from ..model.index import CodeIndex, IndexCache, load_index
 from ..model.resolve import CLASS, FUNCTION, METHOD, Resolver

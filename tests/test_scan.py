@@ -1,0 +1,29 @@
+"""scan.py: drift vs latent, and call-site evidence folded into the signature finding it confirms."""
+
+from harness import codes, only, run_scan
+
+HOST = {"host/runner.py": "class Runner:\n    def load(self, a, model=None):\n        return a\n\n"
+                          "    def start(self):\n        return self.load(1, model=2)\n"}
+PLUGIN = {"plug/patching.py": "class ArcticPatch:\n    pass\n",
+          "plug/patch.py": "from plug.patching import ArcticPatch\nfrom host.runner import Runner\n\n"
+                           "class RunnerPatch(ArcticPatch[Runner]):\n    def load(self, a):\n        return a\n"}
+OLD = {"host/runner.py": "class Runner:\n    def load(self, a):\n        return a\n\n"
+                         "    def start(self):\n        return self.load(1)\n"}
+
+
+def test_one_break_one_finding_with_its_call_sites():
+    result = run_scan(OLD, HOST, PLUGIN, names=("signatures", "callers"))
+    assert codes(result) == ["PP0101"]
+    finding = only(result, "PP0101")
+    assert finding.level.value == "error" and finding.status.value == "drift"
+    assert any(d.startswith("host/runner.py:6 ") for d in finding.details)
+
+
+def test_call_sites_alone_without_the_signature_check():
+    assert codes(run_scan(OLD, HOST, PLUGIN, names=("callers",))) == ["PP0110"]
+
+
+def test_optional_parameter_nobody_passes_stays_a_warning():
+    quiet = {"host/runner.py": HOST["host/runner.py"].replace("self.load(1, model=2)", "self.load(1)")}
+    finding = only(run_scan(OLD, quiet, PLUGIN, names=("signatures", "callers")), "PP0101")
+    assert finding.level.value == "warning"
