@@ -136,7 +136,6 @@ def test_is_narrower(base, repl, narrower):
 def test_call_sites_inside_replaced_host_code_do_not_count():
     """The host's only caller is itself replaced by the plugin: that host code never runs."""
     from harness import codes, run_scan
-
     from pinport.checks.replaced_callers import ReplacedCallersCheck
 
     host = {"host/runner.py": "class Runner:\n    def propose(self, a):\n        return a\n\n"
