@@ -62,3 +62,11 @@ def only(result: ScanResult, code: str) -> Finding:
     found = [f for f in result.findings if f.code == code]
     assert len(found) == 1, f"expected one {code}, got {[(f.code, f.message) for f in result.findings]}"
     return found[0]
+
+
+def find(result: ScanResult, code: str, subject_end: str, **args: str) -> Finding:
+    """The first finding with this code whose subject ends so and whose args match (fails if none)."""
+    hits = [f for f in result.findings if f.code == code and f.subject.endswith(subject_end)
+            and all(f.args.get(k) == v for k, v in args.items())]
+    assert hits, f"no {code} for {subject_end} {args}: {[(f.code, f.subject, f.args) for f in result.findings]}"
+    return hits[0]

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from harness import find
 from pinport.checks.bypass import BypassCheck
 from pinport.checks.host_kinds import HostKindsCheck
 from pinport.checks.instance_attributes import AttributesCheck
@@ -26,11 +27,6 @@ V2_RUNNER = "vllm.v1.worker.gpu.model_runner.GPUModelRunner"
 MODEL_RUNNER = "arctic_inference/vllm/model_runner.py"
 
 
-def _find(result, code: str, subject_end: str, **args: str):
-    hits = [f for f in result.findings if f.code == code and f.subject.endswith(subject_end)
-            and all(f.args.get(k) == v for k, v in args.items())]
-    assert hits, f"no {code} for {subject_end} {args}: {[(f.code, f.subject) for f in result.findings]}"
-    return hits[0]
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +48,7 @@ def own_pin(real_models):
 
 
 def test_v2_model_runner_bypass_with_changed_selection(move_18_24):
-    finding = _find(move_18_24, "PP1002", V2_RUNNER, name=RUNNER)
+    finding = find(move_18_24, "PP1002", V2_RUNNER, name=RUNNER)
     assert finding.status is Status.DRIFT and finding.level is Severity.WARNING
     assert finding.plugin.path == MODEL_RUNNER  # the GPUModelRunnerPatch class statement
     # 0.18.0: gpu_worker.py `if self.use_v2_model_runner:` <- envs.VLLM_USE_V2_MODEL_RUNNER (default "0")
@@ -70,14 +66,14 @@ def test_v2_model_runner_bypass_with_changed_selection(move_18_24):
 
 def test_forced_switch_is_reported_as_informational(move_26_33):
     # arctic-inference 0.3.0 sets VLLM_USE_V2_MODEL_RUNNER=0, which 0.33.0's property still reads first.
-    finding = _find(move_26_33, "PP1002", V2_RUNNER, name=RUNNER)
+    finding = find(move_26_33, "PP1002", V2_RUNNER, name=RUNNER)
     assert finding.level is Severity.INFO
     assert any(d.startswith("plugin forces VLLM_USE_V2_MODEL_RUNNER='0' at arctic_inference/vllm/plugin.py:")
                for d in finding.details)
 
 
 def test_pin_memory_no_longer_set_by_the_base(move_18_24):
-    finding = _find(move_18_24, "PP0901", "GPUModelRunner.pin_memory")
+    finding = find(move_18_24, "PP0901", "GPUModelRunner.pin_memory")
     assert finding.status is Status.DRIFT and finding.plugin.path == MODEL_RUNNER
     assert finding.plugin.unit == "GPUModelRunnerPatch.__init__"
     assert finding.old.path == "vllm/v1/worker/gpu_model_runner.py"
@@ -85,41 +81,41 @@ def test_pin_memory_no_longer_set_by_the_base(move_18_24):
 
 
 def test_positions_buffer_became_a_tensor(move_18_24):
-    finding = _find(move_18_24, "PP0904", "GPUModelRunner.positions")
+    finding = find(move_18_24, "PP0904", "GPUModelRunner.positions")
     assert finding.args["members"] == "gpu" and finding.args["old_type"] == "CpuGpuBuffer"
     assert finding.old.snippet.startswith("self.positions = self._make_buffer(")
     assert finding.new.snippet.startswith("self.positions = torch.zeros(")
 
 
 def test_forward_context_virtual_engine_dropped(move_18_24):
-    finding = _find(move_18_24, "PP0902", "ForwardContext.virtual_engine")
+    finding = find(move_18_24, "PP0902", "ForwardContext.virtual_engine")
     assert finding.plugin.path == "arctic_inference/vllm/swiftkv/llama_swiftkv.py"
     assert finding.old.path == "vllm/forward_context.py" and "virtual_engine: int" in finding.old.snippet
 
 
 def test_fused_moe_became_a_factory(move_18_24):
-    finding = _find(move_18_24, "PP0610", "fused_moe.FusedMoE")
+    finding = find(move_18_24, "PP0610", "fused_moe.FusedMoE")
     assert finding.status is Status.DRIFT and finding.args["how"] == "isinstance()"
     assert finding.new.snippet.startswith("def FusedMoE(") and finding.old.snippet.startswith("class FusedMoE(")
 
 
 def test_config_gated_gaps(move_18_24):
     # shift-parallel capture calls a method and passes a name that nothing defines
-    member = _find(move_18_24, "PP0051", "._register_shift_cudagraph_keys")
-    name = _find(move_18_24, "PP0050", "compilation_cases_shift")
+    member = find(move_18_24, "PP0051", "._register_shift_cudagraph_keys")
+    name = find(move_18_24, "PP0050", "compilation_cases_shift")
     assert member.plugin.path == name.plugin.path == MODEL_RUNNER
     assert member.status is Status.LATENT
-    dup = _find(move_18_24, "PP0052", "GPUModelRunnerPatch.sample_tokens")
+    dup = find(move_18_24, "PP0052", "GPUModelRunnerPatch.sample_tokens")
     assert dup.level is Severity.WARNING
 
 
 def test_drifts_of_the_next_move(move_26_33):
-    flag = _find(move_26_33, "PP0612", "envs.VLLM_TEST_FORCE_FP8_MARLIN")
+    flag = find(move_26_33, "PP0612", "envs.VLLM_TEST_FORCE_FP8_MARLIN")
     assert flag.status is Status.DRIFT and flag.old.path == "vllm/envs.py"
     # `self.is_ec_consumer` sits in the plugin's mirror of step_with_batch_queue: the mirrors
     # check reports it (with upstream's rename), so the attributes check stays silent there.
     assert not [f for f in move_26_33.findings if f.code == "PP0901" and f.subject.endswith("is_ec_consumer")]
-    assert _find(move_26_33, "PP0902", "CommonAttentionMetadata.seq_lens_cpu").status is Status.DRIFT
+    assert find(move_26_33, "PP0902", "CommonAttentionMetadata.seq_lens_cpu").status is Status.DRIFT
 
 
 # Every error these checks report on the plugin's own pin is a real, latent bug:

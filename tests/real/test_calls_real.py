@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness import find
 from pinport.checks.call_binding import CallsCheck
 from pinport.checks.load_timing import LoadTimingCheck
 from pinport.checks.replaced_callers import ReplacedCallersCheck
@@ -17,11 +18,6 @@ from pinport.scan import scan_models
 CHECKS = (CallsCheck(), ReplacedCallersCheck(), LoadTimingCheck())
 
 
-def _find(result, code: str, subject_end: str, **args: str):
-    hits = [f for f in result.findings if f.code == code and f.subject.endswith(subject_end)
-            and all(f.args.get(k) == v for k, v in args.items())]
-    assert hits, f"no {code} for {subject_end} {args}: {[(f.code, f.subject, f.args) for f in result.findings]}"
-    return hits[0]
 
 
 @pytest.fixture(scope="module")
@@ -52,10 +48,10 @@ def own_pin(real_models):
 def test_helper_needs_a_new_argument_and_returns_one_value(rebase_18_24):
     # 0.24.0 gpu_model_runner.py:1672: _get_cumsum_and_arange(self, num_tokens, arange_out, ...)
     # -> np.ndarray, `return cu_num_tokens`; 0.18.0 returned (cu_num_tokens, arange).
-    missing = _find(rebase_18_24, "PP0301", "GPUModelRunner._get_cumsum_and_arange", name="arange_out")
+    missing = find(rebase_18_24, "PP0301", "GPUModelRunner._get_cumsum_and_arange", name="arange_out")
     assert (missing.plugin.path, missing.plugin.line) == ("arctic_inference/vllm/model_runner.py", 510)
     assert missing.status is Status.DRIFT and missing.new.line == 1672
-    unpack = _find(rebase_18_24, "PP0305", "GPUModelRunner._get_cumsum_and_arange")
+    unpack = find(rebase_18_24, "PP0305", "GPUModelRunner._get_cumsum_and_arange")
     assert unpack.args["count"] == "2" and unpack.args["returns"] == "a single value"
 
 
@@ -63,7 +59,7 @@ def test_kernel_helper_needs_new_arguments_and_moved_to_create_weights(rebase_18
     # 0.24.0 kernels/linear/__init__.py:539: init_fp8_linear_kernel(..., input_dtype, out_dtype,
     # weight_shape, ...); upstream now calls it from create_weights (fp8.py:387).
     for name in ("input_dtype", "weight_shape"):
-        finding = _find(rebase_18_24, "PP0301", "init_fp8_linear_kernel", name=name)
+        finding = find(rebase_18_24, "PP0301", "init_fp8_linear_kernel", name=name)
         assert (finding.plugin.path, finding.plugin.line) == ("arctic_inference/vllm/spec_dec/fp8.py", 76)
     assert any("fp8.py:387 (Fp8LinearMethod.create_weights)" in d for d in finding.details)
 
@@ -71,7 +67,7 @@ def test_kernel_helper_needs_new_arguments_and_moved_to_create_weights(rebase_18
 def test_constructor_needs_the_layer_since_before_the_pin(rebase_18_24):
     # fp8.py: Fp8MoEMethod.__init__(self, quant_config, layer) on 0.18.0 (line 656) and 0.24.0;
     # the plugin still calls Fp8MoEMethod(self): latent, found only once the path ran.
-    finding = _find(rebase_18_24, "PP0701", "Fp8MoEMethod", name="layer")
+    finding = find(rebase_18_24, "PP0701", "Fp8MoEMethod", name="layer")
     assert finding.status is Status.LATENT and finding.plugin.line == 333
     assert "layer" in finding.old.snippet and "layer" in finding.new.snippet
 
@@ -79,14 +75,14 @@ def test_constructor_needs_the_layer_since_before_the_pin(rebase_18_24):
 def test_original_alias_called_with_a_dropped_argument(rebase_18_24):
     # 0.24.0 gpu_model_runner.py:3613: _bookkeeping_sync lost spec_decode_metadata; the plugin's
     # override still calls self._orig_bookkeeping_sync(..., spec_decode_metadata) (6 positional).
-    finding = _find(rebase_18_24, "PP0303", "GPUModelRunner._bookkeeping_sync")
+    finding = find(rebase_18_24, "PP0303", "GPUModelRunner._bookkeeping_sync")
     assert (finding.args["given"], finding.args["accepted"]) == ("6", "5")
 
 
 def test_weights_loader_dropped_a_keyword(move_26_33):
     # 0.33.0 models/utils.py:242: AutoWeightsLoader.__init__(self, module, *,
     # ignore_unexpected_prefixes=None, ignore_unexpected_suffixes=None): no skip_prefixes.
-    finding = _find(move_26_33, "PP0702", "AutoWeightsLoader", name="skip_prefixes")
+    finding = find(move_26_33, "PP0702", "AutoWeightsLoader", name="skip_prefixes")
     assert (finding.plugin.path, finding.plugin.line) == ("arctic_inference/vllm/swiftkv/llama_swiftkv.py", 908)
     assert finding.status is Status.DRIFT and finding.new.line == 242
 
@@ -95,7 +91,7 @@ def test_weights_loader_dropped_a_keyword(move_26_33):
 def test_module_function_callers_pass_a_new_keyword(rebase_18_26):
     # 0.26.0 gpu_model_runner.py:6652: graph_capture(device=..., graph_capture_context=cap_ctx),
     # against the plugin's UlyssesParallelState.graph_capture(device) in 0.2.0.
-    finding = _find(rebase_18_26, "PP0110", "parallel_state.graph_capture", name="graph_capture_context")
+    finding = find(rebase_18_26, "PP0110", "parallel_state.graph_capture", name="graph_capture_context")
     assert finding.level is Severity.ERROR and finding.status is Status.DRIFT
     assert finding.details[0].startswith("vllm/v1/worker/gpu_model_runner.py:6652")
 
@@ -107,7 +103,7 @@ def test_module_function_callers_pass_a_new_keyword(rebase_18_26):
     ("GPUModelRunner._capture_cudagraphs", "profiler", "vllm/v1/worker/gpu_model_runner.py:6811"),
 ])
 def test_method_callers_pass_new_keywords(rebase_18_26, member, keyword, site):
-    finding = _find(rebase_18_26, "PP0110", member, name=keyword)
+    finding = find(rebase_18_26, "PP0110", member, name=keyword)
     assert any(d.startswith(site) for d in finding.details)
 
 
@@ -118,7 +114,7 @@ def test_method_callers_pass_new_keywords(rebase_18_26, member, keyword, site):
     ("GPUModelRunner.profile_run", "randomize_inputs", "vllm/v1/worker/gpu_worker.py:700"),
 ])
 def test_worker_callers_on_the_next_move(move_26_33, member, keyword, site):
-    finding = _find(move_26_33, "PP0110", member, name=keyword)
+    finding = find(move_26_33, "PP0110", member, name=keyword)
     assert finding.status is Status.DRIFT and any(d.startswith(site) for d in finding.details)
 
 
@@ -127,11 +123,11 @@ def test_first_engine_args_is_built_before_the_patches(move_26_33):
     # 0.33.0 arg_utils.py:931: EngineArgs.__post_init__ calls load_general_plugins(), and
     # LLM.__init__ builds the first EngineArgs(...) (llm.py:295): its patched __new__ and
     # __post_init__ never run (the plugin's own _ensure_arctic_fields works around it).
-    finding = _find(move_26_33, "PP1102", "arg_utils.EngineArgs")
+    finding = find(move_26_33, "PP1102", "arg_utils.EngineArgs")
     assert finding.level is Severity.WARNING and finding.status is Status.LATENT
     assert (finding.new.path, finding.new.line) == ("vllm/engine/arg_utils.py", 931)
     assert any(d.startswith("built at vllm/entrypoints/llm.py:295") for d in finding.details)
-    _find(move_26_33, "PP1102", "arg_utils.AsyncEngineArgs")
+    find(move_26_33, "PP1102", "arg_utils.AsyncEngineArgs")
 
 
 # -- noise on the plugin's own pin --------------------------------------------------------------

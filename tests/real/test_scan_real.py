@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness import find
 from pinport.findings import Severity, Status
 from pinport.scan import scan_models
-
-
-def _find(result, code: str, subject_end: str, **args: str):
-    hits = [f for f in result.findings if f.code == code and f.subject.endswith(subject_end)
-            and all(f.args.get(k) == v for k, v in args.items())]
-    assert hits, f"no {code} for {subject_end} {args}: {[(f.code, f.subject) for f in result.findings]}"
-    return hits[0]
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +23,7 @@ def own_pin(real_models):
 
 def test_moved_symbol_is_found_with_its_new_home(move_26_33):
     # vLLM 0.33.0 moved is_quantized_kv_cache out of vllm.utils.torch_utils (#4).
-    finding = _find(move_26_33, "PP0402", "torch_utils.is_quantized_kv_cache")
+    finding = find(move_26_33, "PP0402", "torch_utils.is_quantized_kv_cache")
     assert finding.status is Status.DRIFT
     assert finding.args["where"] == "vllm.v1.kv_cache_interface.is_quantized_kv_cache"
     assert finding.plugin.path == "arctic_inference/vllm/attention/flash_attn_forest_cascade.py"
@@ -39,7 +33,7 @@ def test_moved_symbol_is_found_with_its_new_home(move_26_33):
 
 def test_parameter_added_upstream_to_patched_method(move_26_33):
     # GPUModelRunner.initialize_kv_cache gained kv_cache_allocation_context in 0.33.0 (#1).
-    finding = _find(move_26_33, "PP0101", "GPUModelRunner.initialize_kv_cache",
+    finding = find(move_26_33, "PP0101", "GPUModelRunner.initialize_kv_cache",
                     param="kv_cache_allocation_context")
     assert finding.plugin.unit == "GPUModelRunnerPatch.initialize_kv_cache"
     assert finding.new.path == "vllm/v1/worker/gpu_model_runner.py"
@@ -49,24 +43,24 @@ def test_parameter_added_upstream_to_patched_method(move_26_33):
 
 def test_replaced_module_function_lost_a_parameter(move_26_33):
     # parallel_state.graph_capture no longer takes graph_capture_context in 0.33.0 (#2).
-    finding = _find(move_26_33, "PP0202", "parallel_state.graph_capture", param="graph_capture_context")
+    finding = find(move_26_33, "PP0202", "parallel_state.graph_capture", param="graph_capture_context")
     assert finding.plugin.path == "arctic_inference/vllm/ulysses.py"
 
 
 def test_override_of_dropped_method_overrides_nothing(move_26_33):
-    finding = _find(move_26_33, "PP0203", "GPUModelRunner._pad_for_sequence_parallelism")
+    finding = find(move_26_33, "PP0203", "GPUModelRunner._pad_for_sequence_parallelism")
     assert finding.level is Severity.ERROR and finding.new is None and finding.old is not None
 
 
 def test_removed_module_takes_its_patch_target_with_it(move_26_33):
-    _find(move_26_33, "PP0401", "", module="vllm.transformers_utils.configs.mlp_speculator")
-    _find(move_26_33, "PP0003", "mlp_speculator.MLPSpeculatorConfig")
+    find(move_26_33, "PP0401", "", module="vllm.transformers_utils.configs.mlp_speculator")
+    find(move_26_33, "PP0003", "mlp_speculator.MLPSpeculatorConfig")
 
 
 def test_latent_break_on_the_current_pin(own_pin):
     # The forest-cascade fork's supports_combination lacks use_mm_prefix, which vLLM 0.26.0's
     # AttentionBackend.validate_configuration passes positionally: broken on the pin already.
-    finding = _find(own_pin, "PP0101", "AttentionBackend.supports_combination", param="use_mm_prefix")
+    finding = find(own_pin, "PP0101", "AttentionBackend.supports_combination", param="use_mm_prefix")
     assert finding.status is Status.LATENT
 
 
@@ -92,11 +86,11 @@ def move_18_26(real_models):
     ("PP0101", "parallel_state.graph_capture", {"param": "graph_capture_context"}),  # 1, module function
 ])
 def test_catalogue_examples_on_the_0_18_to_0_26_rebase(move_18_26, code, subject, args):
-    finding = _find(move_18_26, code, subject, **args)
+    finding = find(move_18_26, code, subject, **args)
     assert finding.status is Status.DRIFT
     assert finding.plugin is not None and finding.plugin.path.startswith("arctic_inference/vllm/")
 
 
 def test_removed_helper_points_at_the_flag_that_replaced_it(move_18_26):
-    finding = _find(move_18_26, "PP0601", "batch_invariant.vllm_is_batch_invariant")
+    finding = find(move_18_26, "PP0601", "batch_invariant.vllm_is_batch_invariant")
     assert "vllm.envs.VLLM_BATCH_INVARIANT" in finding.suggestion
