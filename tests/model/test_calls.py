@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness import write_tree
-from pinport.model.calls import (
+from pinport.model.binding import (
     BOUND,
     CALL,
     CONSTRUCT,
@@ -16,23 +16,17 @@ from pinport.model.calls import (
     UNBOUND,
     UNEXPECTED,
     Callee,
-    annotation_arity,
-    annotation_name,
     bind_call,
     bind_counts,
     callee_params,
     constructor_params,
-    failing_call_lines,
-    host_inference,
-    iter_call_sites,
-    iter_units,
-    return_arity,
-    text_lines,
-    unit_facts,
 )
+from pinport.model.callsites import failing_call_lines, iter_call_sites, text_lines
 from pinport.model.index import load_index
+from pinport.model.inference import annotation_arity, annotation_name, host_inference, return_arity
 from pinport.model.resolve import CLASS, METHOD, Resolver
 from pinport.model.summary import Param, ParamKind
+from pinport.model.units import iter_units, unit_facts
 from pinport.sources.tree import SourceTree, scan_files
 
 

@@ -10,13 +10,11 @@ from pinport.config import Settings
 from pinport.plugin.mirrors import (
     find_mirrors,
     function_span,
-    line_delta,
-    line_tokens,
     mirror_copy,
-    normalise,
     span_lines,
     upstream_change,
 )
+from pinport.plugin.similarity import line_delta, line_tokens, normalise
 from pinport.scan import load_models
 
 ENGINE = """

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from ..findings import Finding, Kind, Location, Severity
-from ..model.calls import (
+from ..model.binding import (
     BOUND,
     CALL,
     CONSTRUCT,
@@ -29,23 +29,15 @@ from ..model.calls import (
     UNEXPECTED,
     BindProblem,
     Callee,
-    Inference,
-    Lookup,
-    Typed,
-    Unit,
     bind_call,
     callee_params,
-    iter_call_sites,
-    iter_units,
-    local_imports,
-    modules_mentioning,
     render_params,
-    return_arity,
-    source_lines,
-    unit_facts,
 )
+from ..model.callsites import iter_call_sites, modules_mentioning
+from ..model.inference import Inference, Lookup, Typed, return_arity
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Symbol
 from ..model.summary import ClassInfo, FunctionInfo, Param
+from ..model.units import Unit, iter_units, local_imports, source_lines, unit_facts
 from ..plugin.records import PatchKind
 from .base import HostView, ScanContext
 

@@ -21,21 +21,12 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from ..findings import Finding, Kind, Location, Severity
-from ..model.calls import (
-    CONSTRUCT,
-    INIT_FAMILY,
-    call_name,
-    host_inference,
-    iter_call_sites,
-    iter_units,
-    modules_mentioning,
-    source_lines,
-    spans,
-    text_lines,
-    unit_facts,
-)
+from ..model.binding import CONSTRUCT, INIT_FAMILY
+from ..model.callsites import iter_call_sites, modules_mentioning, text_lines
+from ..model.inference import host_inference
 from ..model.resolve import CLASS, Symbol
 from ..model.summary import ClassInfo
+from ..model.units import call_name, iter_units, source_lines, spans, unit_facts
 from ..plugin.records import PatchKind
 from .base import ScanContext
 

@@ -20,8 +20,9 @@ from ..model.resolve import CLASS, EXTERNAL, Symbol
 from ..model.summary import ClassInfo
 from ..plugin.facts import plugin_class_info
 from ..plugin.forks import Copies, find_copies
-from ..plugin.mirrors import Copy, Span, UpstreamChange, line_delta, span_lines, upstream_change
+from ..plugin.mirrors import Copy, Span, UpstreamChange, span_lines, upstream_change
 from ..plugin.model import PluginModel
+from ..plugin.similarity import line_delta
 from .base import HostView, ScanContext
 
 NAME = "mirrors"

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Iterator
 
 from ..findings import Finding, Kind, Location, Severity
-from ..model.calls import (
+from ..model.binding import (
     CONSTRUCT,
     MISSING,
     TOO_MANY,
@@ -24,16 +24,13 @@ from ..model.calls import (
     UNBOUND,
     UNEXPECTED,
     Callee,
-    CallSite,
     bind_call,
-    failing_call_lines,
-    iter_call_sites,
-    modules_mentioning,
     render_params,
-    source_lines,
 )
+from ..model.callsites import CallSite, failing_call_lines, iter_call_sites, modules_mentioning
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import FunctionInfo, Param, ParamKind
+from ..model.units import source_lines
 from ..plugin.records import Patch, PatchKind
 from ._hostfacts import base_member
 from .base import HostView, ScanContext

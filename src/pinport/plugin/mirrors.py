@@ -10,7 +10,6 @@ upstream-diff analysis the checks and the port both need.
 from __future__ import annotations
 
 import difflib
-import re
 import textwrap
 import weakref
 from collections import Counter
@@ -22,70 +21,10 @@ from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import BindingKind, ClassInfo, FunctionInfo
 from .model import PluginModel
 from .records import Patch, PatchKind
+from .similarity import block_ratio, line_tokens, normalise
 
-_TOKEN = re.compile(r"""(?P<str>[rRbBuUfF]{0,2}(?:'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"))|(?P<comment>\#.*)"""
-                    r"""|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d[\w.]*)|(?P<op>\S)""")
-_SIMPLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d[\w.]*|\S")
 _MIN_TOKENS = 24  # bodies shorter than this (a one-line `return x`) match anything: never mirrors
 _SCAN_DECORATORS = 30  # how far above a def to look for its decorators
-
-
-# -- text normalisation and similarity -------------------------------------------------------------
-def line_tokens(line: str) -> list[str]:
-    """The tokens of one source line, comments dropped (strings kept whole)."""
-    if "#" not in line and "'" not in line and '"' not in line:
-        return _SIMPLE.findall(line)  # the common case, without the per-token loop
-    out = []
-    for m in _TOKEN.finditer(line):
-        if m.lastgroup == "comment":
-            break
-        out.append(m.group())
-    return out
-
-
-def normalise(line: str) -> str:
-    """A line's tokens joined by one space: equal for lines that differ only in layout or comments."""
-    return " ".join(line_tokens(line))
-
-
-def token_ratio(a: list[str], b: list[str], floor: float = 0.0) -> float:
-    """difflib's ratio over token lists; 0.0 as soon as a cheap upper bound falls below `floor`."""
-    if not a or not b:
-        return 0.0
-    if 2 * min(len(a), len(b)) / (len(a) + len(b)) < floor:
-        return 0.0
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if floor and matcher.quick_ratio() < floor:
-        return 0.0
-    return matcher.ratio()
-
-
-def block_ratio(a: list[list[str]], b: list[list[str]]) -> float:
-    """Token similarity of two blocks of token lines: lines are aligned first, then tokens only
-    inside replaced runs, which is difflib's token ratio at a fraction of its cost."""
-    a = [x for x in a if x]
-    b = [x for x in b if x]
-    total = sum(map(len, a)) + sum(map(len, b))
-    if not total:
-        return 0.0
-    matched = 0
-    lines = difflib.SequenceMatcher(None, [" ".join(x) for x in a], [" ".join(x) for x in b], autojunk=False)
-    for op, i1, i2, j1, j2 in lines.get_opcodes():
-        if op == "equal":
-            matched += sum(len(x) for x in a[i1:i2])
-        elif op == "replace":
-            ta = [t for x in a[i1:i2] for t in x]
-            tb = [t for x in b[j1:j2] for t in x]
-            matched += sum(m.size for m in difflib.SequenceMatcher(None, ta, tb, autojunk=False)
-                           .get_matching_blocks())
-    return 2 * matched / total
-
-
-def _bag_bound(a: Counter[str], b: Counter[str], na: int, nb: int) -> float:
-    """The ratio's upper bound from token multisets alone (difflib's quick_ratio, precomputed bags)."""
-    small, large = (a, b) if len(a) <= len(b) else (b, a)
-    common = sum(min(n, large.get(t, 0)) for t, n in small.items())
-    return 2 * common / (na + nb) if na + nb else 0.0
 
 
 # -- code spans ----------------------------------------------------------------------------------
@@ -193,41 +132,6 @@ class Mirror:
     matched_by: str  # "target" (the member the patch replaces) or "best match" (found by similarity)
 
 
-@dataclass(frozen=True)
-class LineDelta:
-    """Which upstream lines a copy kept, changed or dropped, and which lines it added (line numbers)."""
-
-    kept: tuple[int, ...]  # upstream lines kept verbatim (modulo layout)
-    changed: tuple[int, ...]  # upstream lines the plugin replaced
-    dropped: tuple[int, ...]  # upstream lines the plugin removed
-    added: tuple[int, ...]  # plugin lines with no upstream counterpart
-
-
-def line_delta(upstream: list[str], plugin: list[str], upstream_start: int = 1,
-               plugin_start: int = 1) -> LineDelta:
-    """Compare two blocks line by line on normalised text; blank and comment-only lines are ignored."""
-    a = [(i, normalise(x)) for i, x in enumerate(upstream, upstream_start)]
-    b = [(i, normalise(x)) for i, x in enumerate(plugin, plugin_start)]
-    a = [x for x in a if x[1]]
-    b = [x for x in b if x[1]]
-    kept: list[int] = []
-    changed: list[int] = []
-    dropped: list[int] = []
-    added: list[int] = []
-    matcher = difflib.SequenceMatcher(None, [x[1] for x in a], [x[1] for x in b], autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            kept.extend(x[0] for x in a[i1:i2])
-        elif op == "replace":
-            changed.extend(x[0] for x in a[i1:i2])
-            added.extend(x[0] for x in b[j1:j2])
-        elif op == "delete":
-            dropped.extend(x[0] for x in a[i1:i2])
-        else:
-            added.extend(x[0] for x in b[j1:j2])
-    return LineDelta(tuple(kept), tuple(changed), tuple(dropped), tuple(added))
-
-
 def base_member(resolver: Resolver, patch: Patch) -> Symbol | None:
     """The host member a patch replaces in one version (same rule as the signatures check)."""
     owner = resolver.resolve(patch.owner)
@@ -312,6 +216,13 @@ def _span_tokens(index: CodeIndex, span: Span) -> _Tokens:
     if tokens is None:
         tokens = cache.tokens[key] = _Tokens([x for x in map(line_tokens, span_lines(index, span)) if x])
     return tokens
+
+
+def _bag_bound(a: Counter[str], b: Counter[str], na: int, nb: int) -> float:
+    """The ratio's upper bound from token multisets alone (difflib's quick_ratio, precomputed bags)."""
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    common = sum(min(n, large.get(t, 0)) for t, n in small.items())
+    return 2 * common / (na + nb) if na + nb else 0.0
 
 
 def similarity(a: _Tokens, b: _Tokens, floor: float = 0.0) -> float:

@@ -12,7 +12,8 @@ import difflib
 from dataclasses import dataclass
 
 from ..model.index import CodeIndex
-from ..plugin.mirrors import Copy, LineDelta, line_delta, span_lines
+from ..plugin.mirrors import Copy, span_lines
+from ..plugin.similarity import LineDelta, line_delta
 from .merge import MergeResult, is_marker, merge3
 
 UNCHANGED, CLEAN, CONFLICT, GONE = "unchanged", "clean", "conflict", "gone"

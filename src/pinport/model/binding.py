@@ -1,0 +1,186 @@
+"""Calls against parameters, statically: bind a call to a Signature; what a host callable accepts.
+
+Shared by the checks that judge calls (a plugin calling the host, the host calling a plugin
+replacement, the host constructing a patched class). A call whose arguments or callee cannot
+be known statically yields None, never a guess.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from .index import CodeIndex
+from .resolve import EXTERNAL, FUNCTION, Resolver, Symbol
+from .summary import ClassAttr, ClassInfo, FunctionInfo, Param, ParamKind, Signature
+from .units import source_lines
+
+MISSING, UNEXPECTED, TOO_MANY, TWICE = "missing", "unexpected", "too-many", "twice"
+CALL, BOUND, UNBOUND, CONSTRUCT = "call", "bound", "unbound", "construct"
+INIT_FAMILY = ("__new__", "__init__", "__post_init__")
+
+# Bases that define no constructor of their own worth binding against (object's is implied).
+_INERT_BASES = {"abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol",
+                "builtins.object", "object", "ABC", "Generic", "Protocol"}
+DATACLASS_DECORATORS = {"dataclass", "dataclasses.dataclass", "config", "pydantic.dataclasses.dataclass"}
+_KEEPS_CLASS = DATACLASS_DECORATORS | {"final", "typing.final", "runtime_checkable",
+                                       "typing.runtime_checkable", "total_ordering",
+                                       "functools.total_ordering"}
+
+
+class BindProblem(NamedTuple):
+    """Why a call does not bind: MISSING/UNEXPECTED/TWICE name a parameter, TOO_MANY counts."""
+
+    kind: str
+    name: str = ""
+    given: int = 0
+    accepted: int = 0
+
+
+def has_unpacking(call: ast.Call) -> bool:
+    """`f(*a)` or `f(**k)`: the call's arguments are not known statically."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+
+
+def bind_counts(params: Sequence[Param], positional: int, keywords: Sequence[str]) -> list[BindProblem]:
+    """Bind `positional` arguments and these keywords to `params` as Python would; what fails."""
+    slots = [p for p in params if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
+    var_pos = any(p.kind is ParamKind.VAR_POSITIONAL for p in params)
+    var_kw = any(p.kind is ParamKind.VAR_KEYWORD for p in params)
+    bound = {p.name for p in slots[:positional]}
+    problems: list[BindProblem] = []
+    if positional > len(slots) and not var_pos:
+        problems.append(BindProblem(TOO_MANY, "", positional, len(slots)))
+    by_name = {p.name: p for p in params if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)}
+    for kw in keywords:
+        if kw not in by_name:
+            if not var_kw:
+                problems.append(BindProblem(UNEXPECTED, kw))
+            continue
+        if kw in bound:
+            problems.append(BindProblem(TWICE, kw))
+        bound.add(kw)
+    problems.extend(BindProblem(MISSING, p.name) for p in params if p.required and p.name not in bound)
+    return problems
+
+
+def bind_call(params: Sequence[Param], call: ast.Call) -> list[BindProblem] | None:
+    """The binding problems of a call against parameters; None when `*`/`**` make it unverifiable."""
+    if has_unpacking(call):
+        return None
+    return bind_counts(params, len(call.args), [k.arg for k in call.keywords if k.arg])
+
+
+# -- what a callable accepts --------------------------------------------------------------------
+class Callee(NamedTuple):
+    """A host callable as one call reaches it: the symbol, how it is called, and through what."""
+
+    sym: Symbol  # FUNCTION, METHOD or CLASS
+    mode: str  # CALL (plain function), BOUND (self/cls supplied), UNBOUND (method via class), CONSTRUCT
+    via: str  # dotted path naming the callee as the call reaches it ("vllm.x.Cls.method")
+    receiver: Symbol | None = None  # the class an attribute was looked up on, for methods
+
+
+def callee_params(resolver: Resolver, callee: Callee) -> tuple[Param, ...] | None:
+    """The parameters a caller supplies for this callee; None when they cannot be known."""
+    sym = callee.sym
+    if callee.mode == CONSTRUCT:
+        return constructor_params(resolver, sym)
+    fn = sym.obj
+    if not isinstance(fn, FunctionInfo) or fn.is_property:
+        return None
+    if sym.kind == FUNCTION or fn.is_staticmethod:
+        return fn.signature.params
+    if fn.is_classmethod or callee.mode == BOUND:
+        return fn.signature.params[1:] if fn.signature.params else ()
+    return fn.signature.params
+
+
+def constructor_params(resolver: Resolver, cls: Symbol) -> tuple[Param, ...] | None:
+    """What `Cls(...)` takes: the first `__init__`/`__new__` in the MRO, or synthesised dataclass fields."""
+    mro = resolver.mro(cls)
+    for i, c in enumerate(mro):
+        if c.kind == EXTERNAL:
+            if c.path in _INERT_BASES:
+                continue
+            return None  # an outside base (torch.nn.Module, Enum, pydantic) may define the constructor
+        info = c.obj
+        if not isinstance(info, ClassInfo) or "?" in info.bases or any(k == "metaclass" for k, _ in info.keywords):
+            return None
+        if not all(d in _KEEPS_CLASS or d.endswith((".register", "register_processor")) for d in info.decorators):
+            return None  # an unknown class decorator may wrap __init__ (support_torch_compile does)
+        for name in ("__init__", "__new__"):
+            if name in info.methods:
+                fn = info.methods[name]
+                return fn.signature.params[1:] if fn.signature.params else ()
+        if any(d in DATACLASS_DECORATORS for d in info.decorators):
+            return _dataclass_fields(resolver, mro[i:])
+        if any(b.rpartition(".")[2] == "NamedTuple" for b in info.bases):
+            return tuple(Param(a.name, ParamKind.POSITIONAL_OR_KEYWORD, a.value or None, a.annotation)
+                         for a in info.attributes.values() if a.annotation)
+    return ()
+
+
+def _dataclass_fields(resolver: Resolver, mro: Sequence[Symbol]) -> tuple[Param, ...] | None:
+    """The synthesised `__init__` of a dataclass: fields of every dataclass in the MRO, bases first."""
+    fields: dict[str, Param] = {}
+    for c in reversed(mro):
+        info = c.obj
+        if c.kind == EXTERNAL or not isinstance(info, ClassInfo):
+            continue
+        is_dc = any(d in DATACLASS_DECORATORS for d in info.decorators)
+        kw_only = is_dc and _decorator_kw_only(resolver.index, c.module, info)
+        for attr in info.attributes.values():
+            ann = attr.annotation or ""
+            if ann in ("KW_ONLY", "dataclasses.KW_ONLY"):
+                kw_only = True
+                continue
+            if not is_dc:
+                if attr.name in fields and attr.value:  # a plain override of an inherited field's default
+                    fields[attr.name] = fields[attr.name]._replace(default=attr.value)
+                continue
+            if not ann or "ClassVar" in ann[:20] or "init=False" in attr.value.replace(" ", ""):
+                continue
+            kind = ParamKind.KEYWORD_ONLY if kw_only or "kw_only=True" in attr.value.replace(" ", "") \
+                else ParamKind.POSITIONAL_OR_KEYWORD
+            fields[attr.name] = Param(attr.name, kind, _field_default(resolver.index, c.module, attr), ann)
+    ordered = [p for p in fields.values() if p.kind is ParamKind.POSITIONAL_OR_KEYWORD]
+    return tuple(ordered + [p for p in fields.values() if p.kind is ParamKind.KEYWORD_ONLY])
+
+
+def _field_default(index: CodeIndex, module: str, attr: ClassAttr) -> str | None:
+    """The default of a dataclass field as text, None when the field is required."""
+    value = attr.value.split("  #", 1)[0].strip()
+    if not value:
+        return None
+    head = value.split("(", 1)[0].rpartition(".")[2]
+    if head not in ("field", "Field"):
+        return value
+    text = value
+    if text.count("(") > text.count(")"):  # a multi-line field(...): read on until it closes
+        lines = source_lines(index, module)
+        for extra in lines[attr.line:attr.line + 20]:
+            text += " " + extra.strip()
+            if text.count("(") <= text.count(")"):
+                break
+    if "default" in text:  # default= / default_factory=
+        return value
+    first = text.split("(", 1)[1].strip() if "(" in text else ""
+    # pydantic's Field takes the default as its first positional argument (`...` = required)
+    if head == "Field" and first and not first.startswith((")", "...")) and "=" not in first.split(",")[0]:
+        return value
+    return None
+
+
+def _decorator_kw_only(index: CodeIndex, module: str, info: ClassInfo) -> bool:
+    """Whether the class's dataclass decorator says kw_only=True (read from the lines above `class`)."""
+    lines = source_lines(index, module)
+    above = " ".join(lines[max(0, info.line - 6):info.line - 1])
+    return "kw_only=True" in above.replace(" ", "")
+
+
+def render_params(name: str, params: Sequence[Param] | None, limit: int = 240) -> str:
+    """`name(a, b=1, *, c)` for evidence lines, cut short for very long signatures."""
+    text = f"{name}(?)" if params is None else f"{name}{Signature(tuple(params)).render()}"
+    return text if len(text) <= limit else text[:limit - 5] + " ...)"

@@ -1,0 +1,361 @@
+"""Host types of expressions, statically: annotations, return types and arity, `self`, `super()`.
+
+Everything here reads the parsed trees an index hands out (`CodeIndex.parsed`) and memoises
+per index. Inference is deliberately shallow and flow-insensitive: a local has a type only
+when every assignment agrees, and anything unsure yields None, so a caller that only reports
+what resolved cannot report a guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple
+from weakref import WeakKeyDictionary
+
+from .binding import BOUND, CALL, CONSTRUCT, DATACLASS_DECORATORS, UNBOUND, Callee
+from .index import CodeIndex
+from .resolve import CLASS, EXTERNAL, FUNCTION, INSTANCE_ATTR, METHOD, MODULE, Resolver, Symbol
+from .summary import ClassAttr, ClassInfo, FunctionInfo, InstanceAttr
+from .units import Unit, UnitFacts, decorator_name, local_imports, source_lines
+
+_NON_TUPLE = {"int", "float", "bool", "None", "torch.Tensor", "Tensor", "np.ndarray", "numpy.ndarray",
+              "npt.NDArray", "NDArray", "torch.device", "torch.dtype", "dict", "Dict"}
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
+
+
+# -- return arity -------------------------------------------------------------------------------
+_DEFS: WeakKeyDictionary[CodeIndex, dict[str, dict[int, ast.FunctionDef | ast.AsyncFunctionDef]]] = \
+    WeakKeyDictionary()
+
+
+def function_node(index: CodeIndex, module: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The parsed def that starts at `line` in `module` (module and class level; memoised)."""
+    per_index = _DEFS.setdefault(index, {})
+    if module not in per_index:
+        tree = index.parsed(module)
+        found: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        stack: list[ast.stmt] = list(tree.body) if tree is not None else []
+        while stack:  # statement lists only: defs, class bodies and module-level if/try branches
+            node = stack.pop()
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                found[node.lineno] = node
+            elif isinstance(node, ast.ClassDef):
+                stack.extend(node.body)
+            elif isinstance(node, ast.If | ast.Try | ast.With):
+                stack.extend((*node.body, *getattr(node, "orelse", ()), *getattr(node, "finalbody", ())))
+                for handler in getattr(node, "handlers", ()):
+                    stack.extend(handler.body)
+        per_index[module] = found
+    return per_index[module].get(line)
+
+
+def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function body, not descending into nested defs, lambdas or classes."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def annotation_arity(text: str | None) -> int | None:
+    """How many values a declared return type unpacks into: n for tuple[..n..], 1 for plain values."""
+    if not text:
+        return None
+    text = text.strip().strip("'\"")
+    parts = [p.strip() for p in _split_top(text, "|") if p.strip() != "None"]
+    if len(parts) != 1:
+        return None
+    text = parts[0]
+    for prefix in ("tuple[", "Tuple[", "typing.Tuple["):
+        if text.startswith(prefix) and text.endswith("]"):
+            inner = text[len(prefix):-1]
+            if "..." in inner or inner.strip() in ("", "()"):
+                return None
+            return len(_split_top(inner, ","))
+    return 1 if text.split("[", 1)[0] in _NON_TUPLE else None
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def return_arity(index: CodeIndex, sym: Symbol, expected: int | None = None) -> int | None:
+    """How many values every `return` of a host function gives (1 = not a tuple); None if unsure.
+
+    With `expected` (what the caller unpacks), a return annotation that agrees settles it
+    without parsing the host module.
+    """
+    fn = sym.obj
+    if not isinstance(fn, FunctionInfo) or not sym.module:
+        return None
+    if expected is not None and annotation_arity(fn.signature.returns) == expected:
+        return expected  # the declared type agrees with the caller: no need to parse the body
+    node = function_node(index, sym.module, fn.line)
+    if node is None:
+        return None
+    declared = annotation_arity(ast.unparse(node.returns)) if node.returns is not None else None
+    arities: set[int] = set()
+    for n in _own_nodes(node):
+        if isinstance(n, ast.Yield | ast.YieldFrom):
+            return None
+        if not isinstance(n, ast.Return) or n.value is None or (
+                isinstance(n.value, ast.Constant) and n.value.value is None):
+            continue  # `return None` fails any unpacking, on OLD and NEW alike
+        value = n.value
+        if isinstance(value, ast.Tuple | ast.List):
+            if any(isinstance(e, ast.Starred) for e in value.elts):
+                return None
+            arities.add(len(value.elts))
+        elif isinstance(value, ast.Constant) and isinstance(value.value, int | float | bool):
+            arities.add(1)
+        elif isinstance(value, ast.Compare | ast.UnaryOp):
+            arities.add(1)
+        elif declared is not None:
+            arities.add(declared)
+        else:
+            return None
+    return arities.pop() if len(arities) == 1 else None
+
+
+# -- type inference -----------------------------------------------------------------------------
+class Typed(NamedTuple):
+    """What an expression denotes: the symbol itself (a class, module, function) or an instance of a class."""
+
+    sym: Symbol
+    instance: bool = False
+
+
+Lookup = Callable[[str], Symbol | None]
+
+
+def annotation_name(text: str | None) -> str | None:
+    """The one class name an annotation denotes (`X`, `"X"`, `X | None`, `Optional[X]`), else None."""
+    if not text:
+        return None
+    text = text.strip().strip("'\"")
+    for prefix in ("Optional[", "typing.Optional["):
+        if text.startswith(prefix) and text.endswith("]"):
+            text = text[len(prefix):-1]
+    if text.startswith(("Union[", "typing.Union[")) and text.endswith("]"):
+        text = text[text.index("[") + 1:-1]
+        parts = [p.strip() for p in _split_top(text, ",") if p.strip() != "None"]
+    else:
+        parts = [p.strip().strip("'\"") for p in _split_top(text, "|") if p.strip() != "None"]
+    return parts[0] if len(parts) == 1 and _NAME.fullmatch(parts[0]) else None
+
+
+def module_lookup(resolver: Resolver, module: str, local: dict[str, str] | None = None) -> Lookup:
+    """Names as a host module sees them, with a function's local imports first."""
+    def lookup(name: str) -> Symbol | None:
+        if local and name in local:
+            return resolver.resolve(local[name])
+        return resolver.module_attr(module, name)
+    return lookup
+
+
+class Inference:
+    """Host types of expressions in one body: parameters by annotation, locals by agreeing assignments.
+
+    `lookup` answers bare names (the module's namespace and local imports); `env` holds the
+    locals; `self_attrs` overrides `self.X` for attributes the caller knows better (a plugin
+    that assigns them itself); `masked(cls, name)` hides members the caller does not want
+    resolved to the host (members a plugin provides); `super_mro` is where `super()` looks.
+    """
+
+    def __init__(self, resolver: Resolver, lookup: Lookup, *, env: dict[str, Typed | None] | None = None,
+                 self_attrs: dict[str, Typed | None] | None = None,
+                 masked: Callable[[Symbol, str], bool] | None = None,
+                 super_mro: Sequence[Symbol] = ()) -> None:
+        self.resolver = resolver
+        self.lookup = lookup
+        self.env: dict[str, Typed | None] = env if env is not None else {}
+        self.self_attrs = self_attrs or {}
+        self.masked = masked or (lambda _cls, _name: False)
+        self.super_mro = tuple(super_mro)
+
+    def annotation(self, text: str | None, lookup: Lookup | None = None) -> Typed | None:
+        name = annotation_name(text)
+        sym = self.dotted(name, lookup or self.lookup) if name else None
+        return Typed(sym, True) if sym is not None and sym.kind == CLASS else None
+
+    def dotted(self, expr: str, lookup: Lookup) -> Symbol | None:
+        head, *rest = expr.split(".")
+        sym = lookup(head)
+        for part in rest:
+            if sym is None:
+                return None
+            sym = self.resolver.member(sym, part)
+        return sym
+
+    def _host_annotation(self, text: str | None, owner_module: str) -> Typed | None:
+        return self.annotation(text, module_lookup(self.resolver, owner_module)) if owner_module else None
+
+    # -- expressions ----------------------------------------------------------------------------
+    def infer(self, node: ast.AST) -> Typed | None:
+        if isinstance(node, ast.Name):
+            if node.id in self.env:
+                return self.env[node.id]
+            sym = self.lookup(node.id)
+            return Typed(sym) if sym is not None and sym.kind in (CLASS, MODULE, FUNCTION) else None
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in self.self_attrs:
+                return self.self_attrs[node.attr]
+            base = self.infer(node.value)
+            return self.attribute(base, node.attr) if base is not None else None
+        if isinstance(node, ast.Call):
+            callee = self.callee(node.func)
+            if callee is None:
+                return None
+            if callee.mode == CONSTRUCT:
+                return Typed(callee.sym, True)
+            fn = callee.sym.obj
+            return self._host_annotation(fn.signature.returns, callee.sym.module) if isinstance(
+                fn, FunctionInfo) else None
+        return None
+
+    def _member(self, base: Typed, name: str) -> Symbol | None:
+        sym = base.sym
+        if sym.kind not in (MODULE, CLASS) or self.masked(sym, name):
+            return None
+        if sym.kind == MODULE:
+            return self.resolver.module_attr(sym.path, name)
+        return self.resolver.class_member(sym, name, instance=base.instance)
+
+    def attribute(self, base: Typed, name: str) -> Typed | None:
+        """The type of `<base>.name`."""
+        m = self._member(base, name)
+        if m is None or m.kind == EXTERNAL:
+            return None
+        if m.kind in (CLASS, MODULE) or (m.kind == FUNCTION and base.sym.kind == MODULE):
+            return Typed(m)
+        if isinstance(m.obj, FunctionInfo):
+            return self._host_annotation(m.obj.signature.returns, m.module) if m.obj.is_property else None
+        if isinstance(m.obj, ClassAttr):
+            return self._host_annotation(m.obj.annotation, m.module)
+        if m.kind == INSTANCE_ATTR and isinstance(m.obj, InstanceAttr):
+            return self._instance_attr(m)
+        return None
+
+    def _instance_attr(self, m: Symbol) -> Typed | None:
+        """`self.x: T = ...` by its annotation, else `self.x = Cls(...)` by the constructor."""
+        assert isinstance(m.obj, InstanceAttr)
+        lines = source_lines(self.resolver.index, m.module)
+        line = lines[m.obj.line - 1].strip() if 0 < m.obj.line <= len(lines) else ""
+        found = re.match(rf"self\.{re.escape(m.obj.name)}\s*:\s*([^=]+)=", line)
+        if found:
+            return self._host_annotation(found.group(1), m.module)
+        ctor = re.match(r"([A-Za-z_][\w.]*)\(", m.obj.expr)
+        if ctor:
+            sym = self.dotted(ctor.group(1), module_lookup(self.resolver, m.module))
+            return Typed(sym, True) if sym is not None and sym.kind == CLASS else None
+        return None
+
+    # -- calls ----------------------------------------------------------------------------------
+    def callee(self, func: ast.AST) -> Callee | None:
+        """The host callable a call's `func` expression reaches, and how."""
+        if isinstance(func, ast.Name):
+            t = self.infer(func)
+            if t is None or t.instance or (func.id in self.env and t.sym.kind == CLASS):
+                return None  # `cls(...)` / a class held in a local may be any subclass: not judged
+            if t.sym.kind == CLASS:
+                return Callee(t.sym, CONSTRUCT, t.sym.path)
+            return Callee(t.sym, CALL, t.sym.path) if t.sym.kind == FUNCTION else None
+        if not isinstance(func, ast.Attribute):
+            return None
+        if _is_super(func.value):
+            return self._super_callee(func.attr)
+        base = self.infer(func.value)
+        if base is None:
+            return None
+        m = self._member(base, func.attr)
+        if m is None or m.kind not in (CLASS, FUNCTION, METHOD) or not m.module:
+            return None
+        via = f"{base.sym.path}.{func.attr}"
+        if m.kind == CLASS:
+            return Callee(m, CONSTRUCT, via)
+        if m.kind == FUNCTION:
+            return Callee(m, CALL, via)
+        fn = m.obj
+        if not isinstance(fn, FunctionInfo) or fn.is_property:
+            return None
+        mode = BOUND if base.instance or fn.is_classmethod else UNBOUND
+        return Callee(m, mode, via, base.sym)
+
+    def _super_callee(self, name: str) -> Callee | None:
+        for c in self.super_mro:
+            if c.kind == EXTERNAL:
+                return None
+            info = c.obj
+            if not isinstance(info, ClassInfo):
+                return None
+            if name in info.methods:
+                fn = info.methods[name]
+                m = Symbol(METHOD, f"{c.path}.{name}", c.module, fn.line, fn, c.path)
+                return Callee(m, BOUND, m.path, c)
+            if name == "__init__" and any(d in DATACLASS_DECORATORS for d in info.decorators):
+                return Callee(c, CONSTRUCT, f"{c.path}.__init__", c)  # the synthesised __init__
+        return None
+
+    # -- locals ---------------------------------------------------------------------------------
+    def bind_locals(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, facts: UnitFacts,
+                    self_type: Typed | None) -> None:
+        """Fill `env` from one def: `self`/`cls`, annotated parameters, then agreeing assignments."""
+        args = [*fn.args.posonlyargs, *fn.args.args]
+        decorators = {decorator_name(d) for d in fn.decorator_list}
+        first = args[0].arg if args and "staticmethod" not in decorators else None
+        for a in (*args, *fn.args.kwonlyargs, fn.args.vararg, fn.args.kwarg):
+            if a is not None:
+                self.env[a.arg] = self.annotation(ast.unparse(a.annotation)) if a.annotation is not None else None
+        if first is not None and self_type is not None:
+            cls_level = "classmethod" in decorators or fn.name == "__new__"
+            self.env[first] = Typed(self_type.sym, not cls_level)
+        for name in facts.shadowed:
+            self.env[name] = None  # nested parameters shadow (flow-insensitively)
+        seen = set(self.env)
+        for _line, _col, name, value, ann in facts.assigned:
+            if name in facts.shadowed:
+                continue
+            if ann is not None:
+                t = self.annotation(ast.unparse(ann))
+            else:
+                t = self.infer(value) if value is not None else None
+            if name in seen and _key(self.env.get(name)) != _key(t):
+                t = None  # assignments disagree (or a parameter is rebound): unknown
+            seen.add(name)
+            self.env[name] = t
+
+
+def _key(t: Typed | None) -> tuple[str, bool] | None:
+    return (t.sym.path, t.instance) if t is not None else None
+
+
+def _is_super(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super" \
+        and not node.args
+
+
+def host_inference(resolver: Resolver, module: str, unit: Unit, facts: UnitFacts) -> Inference:
+    """An Inference for one host unit: its module namespace, local imports, `self` and `super()`."""
+    index = resolver.index
+    local = local_imports(facts, module, index.is_package(module))
+    cls = resolver.resolve(f"{module}.{unit.cls}") if unit.cls else None
+    cls = cls if cls is not None and cls.kind == CLASS else None
+    inf = Inference(resolver, module_lookup(resolver, module, local),
+                    super_mro=resolver.mro(cls)[1:] if cls is not None else ())
+    if unit.node is not None:
+        inf.bind_locals(unit.node, facts, Typed(cls, True) if cls is not None else None)
+    return inf
