@@ -18,6 +18,7 @@ from pinport.ledger.auto import (
     Scope,
     SurfaceProbes,
     alias_regex,
+    body_regex,
     import_regex,
     module_import_regex,
     sig_regex,
@@ -537,3 +538,23 @@ def test_cli_auto_failure_names_the_way_out(
 def test_all() -> None:
     assert all(hasattr(pinport.ledger.auto, name) for name in pinport.ledger.auto.__all__)
     assert re.fullmatch(r"auto\.sig", pinport.ledger.auto.SIG)
+
+
+def test_body_regex_takes_the_whole_def_and_stops_at_the_next_member() -> None:
+    source = (
+        "class Patch:\n"
+        "    def run(self, a,\n"
+        "            b):\n"
+        "        x = a\n"
+        "\n"
+        "        return x + b\n"
+        "    def other(self):\n"
+        "        return 0\n"
+    )
+    probe = Probe("m", "f.py", body_regex(METHOD), multiline=True, digest=True, strip_comments=True)
+    value = probe.evaluate(source)
+    assert value is not None and value.startswith("#")
+    assert probe.evaluate(source.replace("return 0", "return 1")) == value  # another member changed
+    assert probe.evaluate(source.replace("x + b", "x - b")) != value  # the body changed
+    plain = Probe("m", "f.py", body_regex(METHOD), multiline=True)
+    assert plain.evaluate(source).endswith("return x + b")

@@ -226,3 +226,12 @@ def test_auto_fork_fingerprint(auto_ledger: Ledger) -> None:
     assert fork.probe.host_file == "vllm/v1/attention/backends/flash_attn.py"
     values = [v for v in fork.values if v is not None]
     assert len(values) >= 2 and len(set(values)) == len(values)  # 0.18.0 and 0.26.0 differ
+
+
+def test_auto_mirror_fingerprints(auto_ledger: Ledger) -> None:
+    """Mirrored methods are fingerprinted on both sides: upstream moved on while the copy did not."""
+    mirrors = {r.probe.label: r for r in auto_ledger.rows if r.probe.label.startswith("auto.mirror.")}
+    assert "auto.mirror.GPUModelRunnerPatch._dummy_run" in mirrors
+    assert mirrors["auto.mirror.GPUModelRunnerPatch._dummy_run"].probe.host_file == "vllm/v1/worker/gpu_model_runner.py"
+    host_changed = {f.probe for f in auto_ledger.flags if f.kind.value == "HOST_CHANGED"}
+    assert any(label.startswith("auto.mirror.") for label in host_changed)

@@ -33,6 +33,7 @@ from ..model.resolve import CLASS, FUNCTION, METHOD, Resolver
 from ..model.summary import FunctionInfo
 from ..pins import ReadFile
 from ..plugin.forks import find_forks
+from ..plugin.mirrors import find_mirrors
 from ..plugin.model import PluginModel, load_plugin_model
 from ..plugin.records import Patch, PatchKind
 from ..sources.directory import discover_packages, load_directory
@@ -56,8 +57,8 @@ __all__ = [
     "sig_regex",
 ]
 
-SIG, ALIAS, IMPORT, FORK = "auto.sig", "auto.alias", "auto.import", "auto.fork"
-_ORDER = {SIG: 0, ALIAS: 1, IMPORT: 2, FORK: 3}
+SIG, ALIAS, IMPORT, FORK, MIRROR = "auto.sig", "auto.alias", "auto.import", "auto.fork", "auto.mirror"
+_ORDER = {SIG: 0, ALIAS: 1, IMPORT: 2, FORK: 3, MIRROR: 4}
 _WHOLE_FILE = r"\A(.*)\Z"
 _FUNCTION_KINDS = (PatchKind.MEMBER, PatchKind.OVERRIDE, PatchKind.ASSIGNMENT)
 
@@ -125,6 +126,17 @@ def sig_regex(chain: tuple[Scope, ...]) -> str:
         + rf"^{_indent(own.indent)}(?:async[ \t]+)?def[ \t]+{re.escape(own.name)}[ \t]*"
         + r"(?:\[[^\]\n]*\][ \t]*)?"  # PEP 695 type parameters
         + _PARAMS
+    )
+
+
+def body_regex(chain: tuple[Scope, ...]) -> str:
+    """The whole innermost def of `chain` (header and every deeper or blank line after it)."""
+    *outer, own = chain
+    at = _indent(own.indent)
+    return (
+        _anchor(outer)
+        + rf"^({at}(?:async[ \t]+)?def[ \t]+{re.escape(own.name)}\b[^\n]*\n"
+        + rf"(?:(?:{at}[ \t][^\n]*|[ \t]*|{at}[)\]][^\n]*)\n)*)"
     )
 
 
@@ -275,6 +287,29 @@ def _forks(plugin: PluginModel, locate: Locate, host: HostSide) -> list[_Draft]:
     return out
 
 
+def _mirrors(plugin: PluginModel, locate: Locate, scopes: ScopesOf, host: HostSide) -> list[_Draft]:
+    """A fingerprint per mirrored method (an override copying an upstream body), outside forks.
+
+    The value hashes the plugin's def; the host side hashes the upstream def it copies, so the
+    cross-check sees upstream change a body the plugin did not re-derive.
+    """
+    forks = frozenset(f.plugin_path for f in find_forks(plugin, host.index, host.settings.fork_threshold,
+                                                        host.settings.forks))
+    view = host.view
+    out = []
+    for mirror in find_mirrors(plugin, host.index, view.resolver, host.settings.mirror_threshold, skip_paths=forks):
+        patch, module = mirror.patch, mirror.patch.plugin_module
+        fn = patch.function
+        qual = scopes(plugin.index, module).defs.get(fn.line) if fn is not None else None
+        file = locate(plugin.index.paths[module])
+        if qual is None or file is None:
+            continue
+        host_file, host_regex = host.counterpart(patch, body=True)
+        out.append(_Draft(MIRROR, qual, module, file, body_regex(scopes(plugin.index, module).chains[qual]), True,
+                          host_file, host_regex, digest=True))
+    return out
+
+
 class HostSide:
     """The host at the newest pin: where each patched member's def is, as a file and a regex."""
 
@@ -290,8 +325,12 @@ class HostSide:
     def index(self) -> CodeIndex:
         return self._view.index
 
-    def counterpart(self, patch: Patch) -> tuple[str, str]:
-        """(host file, regex of the base def's parameters), or ("", "") when there is none.
+    @property
+    def view(self) -> HostView:
+        return self._view
+
+    def counterpart(self, patch: Patch, *, body: bool = False) -> tuple[str, str]:
+        """(host file, regex of the base def's parameters, or its whole def with `body`), or ("", "").
 
         The scopes come from the summary's lines and the def's and its class's source lines,
         so no host module is parsed for this.
@@ -312,7 +351,7 @@ class HostSide:
         chain = tuple(scope for scope in scopes if scope is not None)
         if len(chain) != len(scopes):
             return "", ""
-        return index.paths[base.module], sig_regex(chain)
+        return index.paths[base.module], (body_regex if body else sig_regex)(chain)
 
     def _scope(self, module: str, line: int, kind: str, name: str) -> Scope | None:
         if module not in self._lines:
@@ -334,7 +373,7 @@ def _verified(label: str, draft: _Draft, read: ReadFile, host: HostSide | None) 
         draft.file,
         draft.regex,
         multiline=draft.multiline,
-        strip_comments=draft.kind in (SIG, FORK),
+        strip_comments=draft.kind in (SIG, FORK, MIRROR),
         digest=draft.digest,
         section=AUTO,
         host_file=draft.host_file,
@@ -376,7 +415,7 @@ def derive_probes(
         _signatures(plugin, locate, scopes, host)
         + _aliases(plugin, locate, scopes)
         + _imports(plugin, locate)
-        + (_forks(plugin, locate, host) if host is not None else [])
+        + (_forks(plugin, locate, host) + _mirrors(plugin, locate, scopes, host) if host is not None else [])
     )
     texts: dict[str, str | None] = {}
 
