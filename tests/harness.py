@@ -3,19 +3,28 @@
 Like pyflakes' `flakes()` and griffe's temporary packages: tests state the three versions
 as small dicts of `{relative path: source}` and assert finding codes and evidence lines.
 The host package is called `host` and the plugin package `plug` unless a test says otherwise.
+Tests of one stage load the same inline trees without scanning: `load_inline_models` for the
+plugin and host models, `load_inline_resolver` for one host tree, `inline_tree` for a bare tree.
 """
 
 from __future__ import annotations
 
+import ast
 import tempfile
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 from pinport.checks.base import Check
 from pinport.config import Settings
 from pinport.findings import Finding, ScanResult
-from pinport.scan import load_models, scan_models
+from pinport.model.index import load_index
+from pinport.model.parse import signature_of
+from pinport.model.resolve import Resolver
+from pinport.model.summary import Param
+from pinport.scan import Models, load_models, scan_models
 from pinport.sources.tree import SourceTree, scan_files
 
 HOST = "host"
@@ -29,9 +38,10 @@ def write_tree(root: Path, files: dict[str, str]) -> None:
         path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
 
 
-def _tree(root: Path, package: str, label: str, files: dict[str, str]) -> SourceTree:
+def inline_tree(root: Path, package: str, label: str, files: dict[str, str]) -> SourceTree:
+    """Write files under root, every folder on the way a package, and return the tree of `package`."""
     write_tree(root, files)
-    for rel in list(files):  # every folder on the way is a package
+    for rel in list(files):
         parts = rel.split("/")[:-1]
         for i in range(1, len(parts) + 1):
             init = root.joinpath(*parts[:i], "__init__.py")
@@ -40,16 +50,34 @@ def _tree(root: Path, package: str, label: str, files: dict[str, str]) -> Source
     return SourceTree(root, label, package, None, scan_files(root, (package,)))
 
 
-def run_scan(old: dict[str, str], new: dict[str, str], plugin: dict[str, str], *,
-             checks: tuple[Check, ...] = (), names: tuple[str, ...] = (), **settings: object) -> ScanResult:
-    """Scan plugin against OLD and NEW host sources; keys are paths like 'host/mod.py'."""
+def load_inline_resolver(root: Path, files: dict[str, str]) -> Resolver:
+    """A resolver over one host tree ('host 1.0') written from inline sources under root."""
+    return Resolver(load_index(inline_tree(root, HOST, "host 1.0", files), workers=1), HOST)
+
+
+@contextmanager
+def load_inline_models(old: dict[str, str], new: dict[str, str], plugin: dict[str, str],
+                       **settings: object) -> Iterator[tuple[Models, Settings]]:
+    """The Models of OLD, NEW and plugin sources, and their Settings; the files live until the block ends."""
     config = replace(Settings(host=HOST, plugin_package=PLUGIN, pin_sources=()), **settings)
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
-        trees = [_tree(base / "old", HOST, "host 1.0", old), _tree(base / "new", HOST, "host 2.0", new),
-                 _tree(base / "plugin", PLUGIN, "plugin", plugin)]
-        models = load_models(trees[2], trees[0], trees[1], config)
+        trees = [inline_tree(base / "old", HOST, "host 1.0", old), inline_tree(base / "new", HOST, "host 2.0", new),
+                 inline_tree(base / "plugin", PLUGIN, "plugin", plugin)]
+        yield load_models(trees[2], trees[0], trees[1], config), config
+
+
+def run_scan(old: dict[str, str], new: dict[str, str], plugin: dict[str, str], *,
+             checks: tuple[Check, ...] = (), names: tuple[str, ...] = (), **settings: object) -> ScanResult:
+    """Scan plugin against OLD and NEW host sources; keys are paths like 'host/mod.py'."""
+    with load_inline_models(old, new, plugin, **settings) as (models, config):
         return scan_models(models, config, checks=names, strict=True, extra_checks=checks)
+
+
+def signature(text: str) -> tuple[Param, ...]:
+    """Parameters of `def f<text>: pass`, via the model's own parser."""
+    node = ast.parse(f"def f{text}: pass").body[0]
+    return signature_of(node.args, None, [f"def f{text}: pass"]).params
 
 
 def codes(result: ScanResult) -> list[str]:

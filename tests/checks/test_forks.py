@@ -6,74 +6,11 @@ from harness import codes, only, run_scan
 from pinport.checks.copied_lines import CopiedLinesCheck
 from pinport.checks.forks import ForksCheck
 from pinport.findings import Severity
+from scenarios import BASE, SECOND_SITE
+from scenarios import RESETTING_BACKEND as BACKEND
+from scenarios import RESETTING_FORK as FORK
 
-BACKEND = """
-import math
-
-from host.base import ImplBase
-
-
-class BackendOptions:
-    def __init__(self, block_size, num_heads):
-        self.block_size = block_size
-        self.num_heads = num_heads
-
-
-class AttentionBackend:
-    name = "FLASH"
-
-    @staticmethod
-    def get_kv_cache_shape(num_blocks, block_size, num_heads, head_size):
-        return (2, num_blocks, block_size, num_heads, head_size)
-
-    @staticmethod
-    def supports_head_size(head_size):
-        return head_size % 8 == 0 and head_size <= 256
-
-
-class AttentionImpl(ImplBase):
-    def __init__(self, num_heads, head_size, scale):
-        self.num_heads = num_heads
-        self.head_size = head_size
-        self.scale = scale
-        self.sliding_window = (-1, -1)
-
-    def forward(self, query, key, value, kv_cache, metadata):
-        if metadata is None:
-            return query.fill_(0)
-        self.reset()
-        key_cache, value_cache = kv_cache.unbind(0)
-        output = self.attend(query, key_cache, value_cache, metadata)
-        return output * self.scale
-
-    def attend(self, query, key_cache, value_cache, metadata):
-        lengths = metadata.seq_lens
-        blocks = metadata.block_table
-        scores = query @ key_cache[blocks].transpose(-1, -2)
-        scores = scores / math.sqrt(self.head_size)
-        weights = scores.softmax(dim=-1)
-        return weights @ value_cache[blocks][:lengths]
-"""
-BASE = "class ImplBase:\n    def reset(self):\n        return None\n"
 LAYOUT = BACKEND.replace("kv_cache.unbind(0)", "kv_cache.unbind(1)")
-FORK = BACKEND.replace("""        key_cache, value_cache = kv_cache.unbind(0)
-""", """        if metadata.tree is not None:
-            return self.tree_attend(query, kv_cache, metadata)
-        key_cache, value_cache = kv_cache.unbind(0)
-""").replace("head_size <= 256", "head_size <= 128") + """
-    def tree_attend(self, query, kv_cache, metadata):
-        return self.attend(query, kv_cache[0], kv_cache[1], metadata.tree)
-"""
-SECOND_SITE = """
-from host.backend import AttentionBackend
-
-
-def write_kv(layer, key, value, slots):
-    kv_cache = layer.kv_cache
-    k_cache, v_cache = kv_cache.unbind(0)
-    k_cache.index_copy_(0, slots, key)
-    return AttentionBackend.get_kv_cache_shape(1, 16, 8, 64)
-"""
 FORK_PATH, SITE_PATH = "plug/tree_backend.py", "plug/kv.py"
 CHECKS = (ForksCheck(), CopiedLinesCheck())
 

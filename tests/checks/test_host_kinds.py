@@ -97,12 +97,13 @@ def test_guarded_flag_read_is_a_warning():
 
 
 def test_is_env_flag_read_hook_for_the_imports_check(tmp_path):
-    from harness import _tree
+    from harness import inline_tree
     from pinport.checks.base import HostView
     from pinport.model.index import load_index
     from pinport.model.resolve import Resolver
 
-    index = load_index(_tree(tmp_path, "host", "host 2.0", {"host/envs.py": NO_MARLIN, "host/util.py": "X = 1\n"}))
+    index = load_index(inline_tree(tmp_path, "host", "host 2.0", {"host/envs.py": NO_MARLIN,
+                                                                  "host/util.py": "X = 1\n"}))
     view = HostView(index, Resolver(index, "host"))
     assert is_env_flag_read(view, "host.envs", "HOST_FORCE_MARLIN")
     assert not is_env_flag_read(view, "host.envs", "lower_case")

@@ -5,47 +5,13 @@ import pytest
 from harness import codes, only, run_scan
 from pinport.checks.mirrors import MirrorsCheck
 from pinport.findings import Severity
+from scenarios import LOGGING_ENGINE as ENGINE
+from scenarios import LOGGING_MIRROR as MIRROR
+from scenarios import PATCHING
 
 PATCH = "plug/patch.py"
-PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
-HEADER = "from plug.patching import ArcticPatch\nfrom host.engine import Engine\n\n\n"
-
-ENGINE = """
-class Engine:
-    def __init__(self, config):
-        self.config = config
-        self.steps = 0
-
-    def log_details(self, outputs):
-        return len(outputs)
-
-    def compute(self, item):
-        return item * 2
-
-    def step(self, batch):
-        outputs = []
-        for item in batch:
-            value = self.compute(item)
-            outputs.append(value)
-        self.steps += 1
-        self.log_details(outputs)
-        return outputs
-"""
 STEPS = ENGINE.replace("self.steps += 1", "self.steps += len(batch)")  # upstream changes one line
 RENAMED = STEPS.replace("log_details", "capture_details")  # ... and renames a helper the body calls
-
-MIRROR = HEADER + """class EnginePatch(ArcticPatch[Engine]):
-    def step(self, batch):
-        outputs = []
-        for item in batch:
-            if item is None:  # plugin: skip padding
-                continue
-            value = self.compute(item)
-            outputs.append(value)
-        self.steps += 1
-        self.log_details(outputs)
-        return outputs
-"""
 
 
 def scan(new, plugin=MIRROR, old=ENGINE, **settings):

@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 
+from harness import signature
 from pinport.model.parse import dotted, resolve_relative, summarize
 from pinport.model.summary import BindingKind, ParamKind
 
@@ -57,6 +58,12 @@ def test_non_ascii_text_before_a_default_keeps_columns():
 def test_async_function_and_line_range():
     fn = summ("async def f():\n    return 1\n").functions["f"]
     assert fn.is_async and (fn.line, fn.end_line) == (1, 2)
+
+
+def test_param_kinds_survive_rendering():
+    assert [p.kind for p in signature("(a, /, b, *c, d, **e)")] == [
+        ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.VAR_POSITIONAL,
+        ParamKind.KEYWORD_ONLY, ParamKind.VAR_KEYWORD]
 
 
 # -- decorators ----------------------------------------------------------------------------------

@@ -1,11 +1,8 @@
 """Resolver: re-exports, submodules, `*` imports, lazy exports, cycles, MRO and class members."""
 
-from pathlib import Path
-
 import pytest
 
-from harness import write_tree
-from pinport.model.index import load_index
+from harness import load_inline_resolver
 from pinport.model.resolve import (
     ATTRIBUTE,
     CLASS,
@@ -16,25 +13,11 @@ from pinport.model.resolve import (
     METHOD,
     MODULE,
     OPAQUE,
-    Resolver,
 )
-from pinport.sources.tree import SourceTree, scan_files
-
-
-def resolver(tmp_path: Path, files: dict[str, str]) -> Resolver:
-    write_tree(tmp_path, files)
-    for rel in files:  # every folder on the way is a package
-        parts = rel.split("/")[:-1]
-        for i in range(1, len(parts) + 1):
-            init = tmp_path.joinpath(*parts[:i], "__init__.py")
-            if not init.exists():
-                init.write_text("", encoding="utf-8")
-    tree = SourceTree(tmp_path, "host 1.0", "host", None, scan_files(tmp_path, ("host",)))
-    return Resolver(load_index(tree, workers=1), "host")
 
 
 def test_definitions_and_kinds(tmp_path):
-    r = resolver(tmp_path, {"host/mod.py": """
+    r = load_inline_resolver(tmp_path, {"host/mod.py": """
         import logging
         logger = logging.getLogger(__name__)
         def fn(): pass
@@ -53,7 +36,7 @@ def test_definitions_and_kinds(tmp_path):
 
 
 def test_re_export_chain_across_packages(tmp_path):
-    r = resolver(tmp_path, {
+    r = load_inline_resolver(tmp_path, {
         "host/core/impl.py": "class Engine: pass\n",
         "host/core/__init__.py": "from .impl import Engine\n",
         "host/api/__init__.py": "from host.core import Engine as PublicEngine\n",
@@ -65,7 +48,7 @@ def test_re_export_chain_across_packages(tmp_path):
 
 
 def test_submodules(tmp_path):
-    r = resolver(tmp_path, {
+    r = load_inline_resolver(tmp_path, {
         "host/pkg/__init__.py": "from . import sub\n",
         "host/pkg/sub.py": "X = 1\n",
         "host/pkg/other.py": "Y = 2\n",
@@ -79,7 +62,7 @@ def test_submodules(tmp_path):
 
 
 def test_star_import_chain_with_all_and_privacy(tmp_path):
-    r = resolver(tmp_path, {
+    r = load_inline_resolver(tmp_path, {
         "host/base.py": "__all__ = ['Exported']\nclass Exported: pass\nclass NotListed: pass\n",
         "host/plain.py": "class Public: pass\nclass _Private: pass\n",
         "host/mid.py": "from host.base import *\nfrom host.plain import *\n",
@@ -93,7 +76,7 @@ def test_star_import_chain_with_all_and_privacy(tmp_path):
 
 
 def test_lazy_exports(tmp_path):
-    r = resolver(tmp_path, {
+    r = load_inline_resolver(tmp_path, {
         "host/__init__.py": """
             MODULE_ATTRS = {"Engine": ".engine.core:Engine", "Gone": ".engine.core:Gone"}
             def __getattr__(name):
@@ -122,13 +105,13 @@ def test_lazy_exports(tmp_path):
      "host/a.py": "from host import X\n"},
 ])
 def test_cycles_terminate_unresolved(tmp_path, files):
-    r = resolver(tmp_path, files)
+    r = load_inline_resolver(tmp_path, files)
     assert r.resolve("host.a.X") is None or r.resolve("host.a.X").kind == LAZY
     assert r.resolve("host.a.Y") is None
 
 
 def test_star_cycle_still_finds_names_defined_in_the_cycle(tmp_path):
-    r = resolver(tmp_path, {"host/a.py": "from host.b import *\nA = 1\n",
+    r = load_inline_resolver(tmp_path, {"host/a.py": "from host.b import *\nA = 1\n",
                             "host/b.py": "from host.a import *\nB = 2\n"})
     assert r.resolve("host.a.B").path == "host.b.B"
     assert r.resolve("host.b.A").path == "host.a.A"
@@ -161,7 +144,7 @@ DIAMOND = {
 
 
 def test_mro_diamond_is_c3(tmp_path):
-    r = resolver(tmp_path, DIAMOND)
+    r = load_inline_resolver(tmp_path, DIAMOND)
     leaf = r.resolve("host.leaf.Leaf")
     assert [s.path for s in r.mro(leaf)] == [
         "host.leaf.Leaf", "host.left.Left", "host.right.Right", "host.base.Root"]
@@ -174,14 +157,14 @@ def test_mro_diamond_is_c3(tmp_path):
 
 
 def test_mro_of_inheritance_cycle_terminates(tmp_path):
-    r = resolver(tmp_path, {"host/a.py": "from host.b import B\nclass A(B): pass\n",
+    r = load_inline_resolver(tmp_path, {"host/a.py": "from host.b import B\nclass A(B): pass\n",
                             "host/b.py": "from host.a import A\nclass B(A): pass\n"})
     assert [s.path for s in r.mro(r.resolve("host.a.A"))][:2] == ["host.a.A", "host.b.B"]
     assert r.class_member(r.resolve("host.a.A"), "x") is None
 
 
 def test_instance_members_from_a_base(tmp_path):
-    r = resolver(tmp_path, {
+    r = load_inline_resolver(tmp_path, {
         "host/base.py": """
             class Base:
                 __slots__ = ("slot",)
@@ -204,7 +187,7 @@ def test_instance_members_from_a_base(tmp_path):
 
 
 def test_external_base_makes_unknown_members_external(tmp_path):
-    r = resolver(tmp_path, {"host/layer.py": """
+    r = load_inline_resolver(tmp_path, {"host/layer.py": """
         import torch
         from torch import nn
         class Layer(torch.nn.Module):
@@ -221,7 +204,7 @@ def test_external_base_makes_unknown_members_external(tmp_path):
 
 
 def test_base_that_is_not_a_class_makes_members_unknown(tmp_path):
-    r = resolver(tmp_path, {"host/mod.py": """
+    r = load_inline_resolver(tmp_path, {"host/mod.py": """
         from host.factory import make_base
         Base = make_base()
         class K(Base):
@@ -232,12 +215,12 @@ def test_base_that_is_not_a_class_makes_members_unknown(tmp_path):
 
 
 def test_unresolved_in_tree_base_makes_members_external(tmp_path):
-    r = resolver(tmp_path, {"host/mod.py": "from host.gone import Base\nclass K(Base):\n    pass\n"})
+    r = load_inline_resolver(tmp_path, {"host/mod.py": "from host.gone import Base\nclass K(Base):\n    pass\n"})
     assert r.resolve("host.mod.K.x").kind == EXTERNAL
 
 
 def test_members_of_values_are_opaque(tmp_path):
-    r = resolver(tmp_path, {"host/mod.py": """
+    r = load_inline_resolver(tmp_path, {"host/mod.py": """
         from host.logger import init_logger
         logger = init_logger(__name__)
     """, "host/logger.py": "def init_logger(name): pass\n"})
@@ -247,7 +230,7 @@ def test_members_of_values_are_opaque(tmp_path):
 
 
 def test_type_checking_only_binding_still_resolves(tmp_path):
-    r = resolver(tmp_path, {"host/mod.py": """
+    r = load_inline_resolver(tmp_path, {"host/mod.py": """
         from typing import TYPE_CHECKING
         if TYPE_CHECKING:
             from host.config import Config
@@ -257,7 +240,7 @@ def test_type_checking_only_binding_still_resolves(tmp_path):
 
 
 def test_resolve_in_module_namespace(tmp_path):
-    r = resolver(tmp_path, {
+    r = load_inline_resolver(tmp_path, {
         "host/distributed/parallel_state.py": "class GroupCoordinator:\n    def all_gather(self): pass\n",
         "host/user.py": "from host.distributed import parallel_state\nimport host.distributed as dist\n",
     })
@@ -270,5 +253,5 @@ def test_resolve_in_module_namespace(tmp_path):
 
 
 def test_memoised_results_are_stable(tmp_path):
-    r = resolver(tmp_path, DIAMOND)
+    r = load_inline_resolver(tmp_path, DIAMOND)
     assert r.resolve("host.leaf.Leaf") is r.resolve("host.leaf.Leaf")

@@ -3,26 +3,16 @@
 from dataclasses import replace
 from pathlib import Path
 
-from harness import write_tree
+from harness import inline_tree
 from pinport.config import Settings
 from pinport.model.index import load_index
 from pinport.plugin.model import PluginModel, load_plugin_model
 from pinport.plugin.records import Guard, PatchKind
-from pinport.sources.tree import SourceTree, scan_files
-
-PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
+from scenarios import PATCHING
 
 
 def model(tmp_path: Path, files: dict[str, str], **settings) -> PluginModel:
-    files = {**PATCHING, **files}
-    write_tree(tmp_path, files)
-    for rel in files:
-        parts = rel.split("/")[:-1]
-        for i in range(1, len(parts) + 1):
-            init = tmp_path.joinpath(*parts[:i], "__init__.py")
-            if not init.exists():
-                init.write_text("", encoding="utf-8")
-    tree = SourceTree(tmp_path, "plugin", "plug", None, scan_files(tmp_path, ("plug",)))
+    tree = inline_tree(tmp_path, "plug", "plugin", {**PATCHING, **files})
     config = replace(Settings(host="host", plugin_package="plug"), **settings)
     return load_plugin_model(load_index(tree, workers=1), config)
 

@@ -1,12 +1,9 @@
 """Mirror detection (#12): which overrides copy an upstream method, how alike, and what upstream changed."""
 
 import difflib
-from dataclasses import replace
 
 import pytest
 
-from harness import HOST, PLUGIN, _tree
-from pinport.config import Settings
 from pinport.plugin.mirrors import (
     find_mirrors,
     function_span,
@@ -15,55 +12,13 @@ from pinport.plugin.mirrors import (
     upstream_change,
 )
 from pinport.plugin.similarity import line_delta, line_tokens, normalise
-from pinport.scan import load_models
-
-ENGINE = """
-class Engine:
-    def __init__(self, config):
-        self.config = config
-        self.steps = 0
-
-    def compute(self, item):
-        return item * 2
-
-    def step(self, batch):
-        outputs = []
-        for item in batch:
-            value = self.compute(item)
-            outputs.append(value)
-        self.steps += 1
-        return outputs
-"""
-
-HEADER = "from plug.patching import ArcticPatch\nfrom host.engine import Engine\n\n\n"
-PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
-
-MIRROR = HEADER + """class EnginePatch(ArcticPatch[Engine]):
-    def step(self, batch):
-        outputs = []
-        for item in batch:
-            if item is None:  # plugin: skip padding
-                continue
-            value = self.compute(item)
-            outputs.append(value)
-        self.steps += 1
-        return outputs
-"""
+from scenarios import ENGINE, HEADER, MIRROR, PATCHING
 
 
 @pytest.fixture
-def load(tmp_path):
-    """load(old, new, plugin) -> Models, on files that live as long as the test."""
-    cases = iter(range(100))
-
-    def make(old, new, plugin):
-        base = tmp_path / str(next(cases))
-        config = replace(Settings(host=HOST, plugin_package=PLUGIN, pin_sources=()))
-        trees = [_tree(base / "old", HOST, "host 1.0", old), _tree(base / "new", HOST, "host 2.0", new),
-                 _tree(base / "plugin", PLUGIN, "plugin", {**PATCHING, **plugin})]
-        return load_models(trees[2], trees[0], trees[1], config)
-
-    return make
+def load(inline_models):
+    """load(old, new, plugin) -> Models, with the plugin's patching base added."""
+    return lambda old, new, plugin: inline_models(old, new, {**PATCHING, **plugin})[0]
 
 
 @pytest.fixture

@@ -9,7 +9,13 @@ from pinport.cli.port import port_command
 from pinport.port import CLEAN, CONFLICT, DirtyTree, run_port
 from pinport.port.apply import apply_proposals
 from pinport.port.plan import file_proposals
-from port.scenarios import CONFIG, ENGINE, FORK, FORKED, MIRRORS, PATCHING, git
+from port.gitrepo import git
+from scenarios import ATTN as FORKED
+from scenarios import ATTN_FORK as FORK
+from scenarios import DRAINING_CONFIG as CONFIG
+from scenarios import DRAINING_ENGINE as ENGINE
+from scenarios import DRAINING_MIRRORS as MIRRORS
+from scenarios import PATCHING
 
 # drain: a clean merge that adds a line; step: a conflict
 BOTH = CONFIG.replace("        results = []\n", "        results = []\n        queue = list(queue)\n")

@@ -15,7 +15,13 @@ from pinport.port import (
     render_port,
     run_port,
 )
-from port.scenarios import CONFIG, ENGINE, FORK, FORKED, MIRRORS, PATCHING, STEPS
+from scenarios import ATTN as FORKED
+from scenarios import ATTN_FORK as FORK
+from scenarios import DRAINING_CONFIG as CONFIG
+from scenarios import DRAINING_ENGINE as ENGINE
+from scenarios import DRAINING_MIRRORS as MIRRORS
+from scenarios import DRAINING_STEPS as STEPS
+from scenarios import PATCHING
 
 
 def test_merge3_clean_and_conflict():

@@ -1,0 +1,103 @@
+"""Host type inference: annotation arity and names, return arity, and the callee of a call."""
+
+import ast
+
+import pytest
+
+from harness import load_inline_resolver
+from pinport.model.binding import BOUND, CONSTRUCT
+from pinport.model.inference import annotation_arity, annotation_name, host_inference, return_arity
+from pinport.model.resolve import CLASS, METHOD
+from pinport.model.units import iter_units, unit_facts
+
+
+@pytest.mark.parametrize(("text", "arity"), [
+    ("tuple[int, int]", 2), ("Tuple[a, b, c]", 3), ("tuple[int, ...]", None), ("np.ndarray", 1),
+    ("torch.Tensor | None", 1), ("tuple[dict[str, int], list[int]]", 2), ("Foo", None), (None, None),
+    ("'tuple[int, int]'", 2),
+])
+def test_annotation_arity(text, arity):
+    assert annotation_arity(text) == arity
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Runner", "Runner"), ("'Runner'", "Runner"), ("Runner | None", "Runner"), ("Optional[a.Runner]", "a.Runner"),
+    ("Union[Runner, None]", "Runner"), ("list[Runner]", None), ("A | B", None), ("None", None),
+])
+def test_annotation_name(text, name):
+    assert annotation_name(text) == name
+
+
+def test_return_arity(tmp_path):
+    r = load_inline_resolver(tmp_path, {"host/m.py": """
+        def pair(a):
+            return a, a
+        def single(a) -> int:
+            return a
+        def unknown(a):
+            return a
+        def mixed(a):
+            if a:
+                return a, a
+            return a, a, a
+        def gen(a):
+            yield a, a
+        def nested(a):
+            def inner():
+                return 1
+            return a, a
+    """})
+    arity = {n: return_arity(r.index, r.resolve(f"host.m.{n}")) for n in
+             ("pair", "single", "unknown", "mixed", "gen", "nested")}
+    assert arity == {"pair": 2, "single": 1, "unknown": None, "mixed": None, "gen": None, "nested": 2}
+
+
+def test_inference_follows_annotations_constructors_and_attributes(tmp_path):
+    r = load_inline_resolver(tmp_path, {
+        "host/runner.py": """
+            class Runner:
+                def step(self, a):
+                    pass
+            def make() -> "Runner":
+                return Runner()
+        """,
+        "host/worker.py": """
+            from host.runner import Runner, make
+            class Worker:
+                def __init__(self):
+                    self.runner: Runner = make()
+                    self.other = Runner()
+                def go(self, r: Runner | None):
+                    from host.runner import make as build
+                    x = build()
+                    self.runner.step(1)
+                    self.other.step(1)
+                    r.step(1)
+                    x.step(1)
+                    make().step(1)
+        """})
+    tree = r.index.parsed("host.worker")
+    unit = next(u for u in iter_units(tree) if u.qualname == "Worker.go")
+    facts = unit_facts(r.index, "host.worker", unit)
+    inf = host_inference(r, "host.worker", unit, facts)
+    callees = [inf.callee(c.func) for c in facts.calls if isinstance(c.func, ast.Attribute)]
+    assert [(c.sym.path, c.mode) for c in callees] == [("host.runner.Runner.step", BOUND)] * 5
+
+
+def test_super_and_construct(tmp_path):
+    r = load_inline_resolver(tmp_path, {"host/m.py": """
+        class Base:
+            def __init__(self, a):
+                pass
+        class Sub(Base):
+            def __init__(self):
+                super().__init__(1)
+                Base(2)
+    """})
+    unit = next(u for u in iter_units(r.index.parsed("host.m")) if u.qualname == "Sub.__init__")
+    facts = unit_facts(r.index, "host.m", unit)
+    inf = host_inference(r, "host.m", unit, facts)
+    first, second = (inf.callee(c.func) for c in facts.calls if c.func is not None and not (
+        isinstance(c.func, ast.Name) and c.func.id == "super"))
+    assert (first.sym.path, first.sym.kind, first.mode) == ("host.m.Base.__init__", METHOD, BOUND)
+    assert (second.sym.path, second.sym.kind, second.mode) == ("host.m.Base", CLASS, CONSTRUCT)
