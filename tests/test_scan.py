@@ -27,3 +27,27 @@ def test_optional_parameter_nobody_passes_stays_a_warning():
     quiet = {"host/runner.py": HOST["host/runner.py"].replace("self.load(1, model=2)", "self.load(1)")}
     finding = only(run_scan(OLD, quiet, PLUGIN, names=("signatures", "callers")), "PP0101")
     assert finding.level.value == "warning"
+
+
+def test_forked_and_serial_runs_agree(monkeypatch):
+    """Checks spread over two processes give the same findings, in the same order, as one process."""
+    import pinport.scan as scan_mod
+
+    parallel = run_scan(OLD, HOST, PLUGIN)
+    monkeypatch.setattr(scan_mod.os, "cpu_count", lambda: 1)
+    serial = run_scan(OLD, HOST, PLUGIN)
+    assert [f.as_dict() for f in parallel.findings] == [f.as_dict() for f in serial.findings]
+    assert parallel.checks == serial.checks
+
+
+def test_split_balances_cost_and_keeps_registry_order():
+    from pinport.checks import CHECKS
+    from pinport.scan import _split
+
+    here, there = _split(CHECKS)
+    assert sorted(c.name for c in here + there) == sorted(c.name for c in CHECKS)
+    order = [c.name for c in CHECKS]
+    for group in (here, there):
+        assert [c.name for c in group] == [n for n in order if n in {c.name for c in group}]
+    cost = lambda group: sum(getattr(c, "cost", 1) for c in group)  # noqa: E731
+    assert abs(cost(here) - cost(there)) <= max(getattr(c, "cost", 1) for c in CHECKS)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from multiprocessing import get_all_start_methods, get_context
 
 from .checks import Check, select_checks
 from .checks.base import HostView, ScanContext
@@ -61,18 +64,70 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _run_checks(checks: Iterable[Check], ctx: ScanContext, strict: bool) -> list[Finding]:
-    out: list[Finding] = []
+def _run_checks(checks: Iterable[Check], ctx: ScanContext, strict: bool) -> dict[str, list[Finding]]:
+    """Each check's findings by check name; a crashing check becomes an internal-error finding."""
+    out: dict[str, list[Finding]] = {}
     for check in checks:
         try:
-            out.extend(check.run(ctx))
+            out[check.name] = list(check.run(ctx))
         except Exception as exc:  # one broken check must not end the scan (flake8's PluginExecutionFailed)
             if strict:
                 raise
             log.debug("check %s crashed", check.name, exc_info=True)
-            out.append(Finding(CHECK_CRASHED, {"check": check.name, "error": f"{type(exc).__name__}: {exc}"},
-                               None, subject=check.name))
+            out[check.name] = [Finding(CHECK_CRASHED, {"check": check.name, "error": f"{type(exc).__name__}: {exc}"},
+                                       None, subject=check.name)]
     return out
+
+
+def _both_sides(checks: Iterable[Check], sides: tuple[ScanContext, ScanContext],
+                strict: bool) -> tuple[dict[str, list[Finding]], dict[str, list[Finding]]]:
+    return _run_checks(checks, sides[0], strict), _run_checks(checks, sides[1], strict)
+
+
+_FORKED: tuple = ()  # what the forked worker runs: set just before the fork, read by _run_forked
+
+
+def _run_forked() -> tuple[dict[str, list[Finding]], dict[str, list[Finding]]]:
+    checks, sides, strict = _FORKED
+    result = _both_sides(checks, sides, strict)
+    for index in {id(ctx.host.index): ctx.host.index for ctx in sides}.values():
+        index.flush()
+    return result
+
+
+def _split(checks: tuple[Check, ...]) -> tuple[tuple[Check, ...], tuple[Check, ...]]:
+    """Two groups of about equal cost (a check's `cost` hint, default 1), each in registry order."""
+    loads, groups = [0.0, 0.0], ([], [])
+    for check in sorted(checks, key=lambda c: -getattr(c, "cost", 1)):
+        lighter = loads.index(min(loads))
+        loads[lighter] += getattr(check, "cost", 1)
+        groups[lighter].append(check)
+    order = {c.name: i for i, c in enumerate(checks)}
+    return tuple(sorted(groups[0], key=lambda c: order[c.name])), tuple(sorted(groups[1], key=lambda c: order[c.name]))
+
+
+def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext],
+             strict: bool) -> tuple[dict[str, list[Finding]], dict[str, list[Finding]]]:
+    """Both sides of every check; with two cores, half the checks run in a forked worker.
+
+    The worker inherits the loaded models (copy-on-write), so nothing but findings crosses
+    between the processes. Without fork (or one core, or one check) everything runs here.
+    """
+    global _FORKED
+    if len(checks) < 2 or (os.cpu_count() or 1) < 2 or "fork" not in get_all_start_methods():
+        return _both_sides(checks, sides, strict)
+    here, there = _split(checks)
+    for ctx in sides:
+        ctx.host.index.load_text()  # once, before the fork, instead of once per process
+    _FORKED = (there, sides, strict)
+    try:
+        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
+            remote = pool.submit(_run_forked)
+            local = _both_sides(here, sides, strict)
+            forked = remote.result()
+    finally:
+        _FORKED = ()
+    return tuple({c.name: {**local[i], **forked[i]}[c.name] for c in checks} for i in (0, 1))  # type: ignore[return-value]
 
 
 # A call-site finding (callers check) that confirms a signature finding for the same plugin unit
@@ -120,11 +175,12 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
     started = time.perf_counter()
     selected = extra_checks or select_checks(checks)
     plugin = models.plugin
+    sides = (ScanContext(plugin, models.new, models.old, True, settings),
+             ScanContext(plugin, models.old, models.new, False, settings))
     with _collector_paused():
-        on_new = _fold(_dedupe(_run_checks(selected, ScanContext(plugin, models.new, models.old, True, settings),
-                                           strict)))
-        on_old = _fold(_dedupe(_run_checks(selected, ScanContext(plugin, models.old, models.new, False, settings),
-                                           strict)))
+        by_new, by_old = _run_all(tuple(selected), sides, strict)
+    on_new = _fold(_dedupe(f for c in selected for f in by_new[c.name]))
+    on_old = _fold(_dedupe(f for c in selected for f in by_old[c.name]))
     old_prints = {f.fingerprint for f in on_old}
     new_prints = {f.fingerprint for f in on_new}
     findings = [f.with_status(Status.LATENT if f.fingerprint in old_prints else Status.DRIFT) for f in on_new]

@@ -30,6 +30,7 @@ KINDS = (ALIAS_MISSING, TARGET_MISSING, TARGET_KIND)
 
 class AliasesCheck:
     name = NAME
+    cost = 0.1  # relative run time, to spread checks over two cores
     drift = ()
     kinds = KINDS
     description = "every original-alias and every patch target resolves, through inheritance"

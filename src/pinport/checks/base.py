@@ -107,5 +107,6 @@ class Check(Protocol):
     drift: tuple[int, ...]
     kinds: tuple[Kind, ...]
     description: str
+    # optional `cost`: relative run time (default 1), used to spread checks over the cores
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]: ...

@@ -121,6 +121,7 @@ def _calls_up(view: HostView, cls: Symbol, method: str) -> bool:
 # -- the check -----------------------------------------------------------------------------------
 class BypassCheck:
     name = NAME
+    cost = 0.7  # relative run time, to spread checks over two cores
     drift = (10,)
     kinds = KINDS
     description = "patched classes have no parallel implementation the host may select instead"

@@ -126,6 +126,7 @@ class _Context:
 
 class CallsCheck:
     name = NAME
+    cost = 3  # relative run time, to spread checks over two cores
     drift = (3, 7)
     kinds = KINDS
     description = "every call the plugin makes to a host callable binds to its signature and unpacks its result"

@@ -58,6 +58,7 @@ def find_second_sites(ctx: ScanContext) -> list[CopiedLine]:
 
 class CopiedLinesCheck:
     name = NAME
+    cost = 1  # relative run time, to spread checks over two cores
     drift = (8,)
     kinds = KINDS
     description = "single lines copied from the host, outside forks and mirrors, follow the upstream change"

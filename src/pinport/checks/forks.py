@@ -42,6 +42,7 @@ KINDS = (FORK_CHANGED, FORK_MEMBER_GONE, FORK_SOURCE_GONE, DECLARED_MISSING)
 
 class ForksCheck:
     name = NAME
+    cost = 0.3  # relative run time, to spread checks over two cores
     drift = (8,)
     kinds = KINDS
     description = "files copied from the host carry the upstream changes, and what they inherit exists"

@@ -103,6 +103,7 @@ def _is_copied(copied: frozenset[tuple[str, str]], unit: Unit) -> bool:
 
 class AttributesCheck:
     name = NAME
+    cost = 1.5  # relative run time, to spread checks over two cores
     drift = (9,)
     kinds = KINDS
     description = "every `self.X` a plugin method reads is still set by the host class, with the same API"

@@ -63,6 +63,7 @@ class _Target(NamedTuple):
 
 class LoadTimingCheck:
     name = NAME
+    cost = 1  # relative run time, to spread checks over two cores
     drift = (11,)
     kinds = KINDS
     description = "no patched class is built (by the host) before the plugins that patch it are loaded"

@@ -168,6 +168,7 @@ def vanished_finding(kind: Kind, ctx: ScanContext, args: dict[str, str], site: L
 
 class MirrorsCheck:
     name = NAME
+    cost = 0.2  # relative run time, to spread checks over two cores
     drift = (12,)
     kinds = KINDS
     description = "overrides that copy an upstream method carry the upstream change, and what they call exists"

@@ -66,6 +66,7 @@ def _no_failing_caller(ctx: ScanContext, patch: Patch) -> bool:
 
 class SignaturesCheck:
     name = NAME
+    cost = 0.3  # relative run time, to spread checks over two cores
     drift = (1, 2)
     kinds = KINDS
     description = "every override accepts what the member it replaces accepts"

@@ -170,6 +170,7 @@ def _replaced_units(ctx: ScanContext) -> frozenset[str]:
 
 class ReplacedCallersCheck:
     name = NAME
+    cost = 4  # relative run time, to spread checks over two cores
     drift = (1,)
     kinds = KINDS
     description = "host call sites of a replaced member pass only what the plugin's replacement accepts"

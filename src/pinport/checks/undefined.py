@@ -223,6 +223,7 @@ def _plugin_names(plugin: PluginModel) -> frozenset[str]:
 
 class UndefinedCheck:
     name = NAME
+    cost = 0.5  # relative run time, to spread checks over two cores
     drift = ()
     kinds = KINDS
     description = "names and self members the plugin uses are defined somewhere; no method is defined twice"

@@ -186,6 +186,10 @@ class CodeIndex:
                 pass  # a cache that cannot be written only costs speed next time
         return corpus, starts, modules
 
+    def load_text(self) -> None:
+        """Load the text corpus now (say, before forking workers that would each load it)."""
+        self._corpus  # noqa: B018
+
     def grep(self, text: str, top: str = "") -> tuple[str, ...]:
         """Modules (sorted) whose source contains `text`, optionally only under package `top`.
 
