@@ -11,7 +11,6 @@ from pinport.plugin.mirrors import (
     span_lines,
     upstream_change,
 )
-from pinport.plugin.similarity import line_delta, line_tokens, normalise
 from scenarios import ENGINE, HEADER, MIRROR, PATCHING
 
 
@@ -28,12 +27,6 @@ def mirrors_of(load):
         return find_mirrors(models.plugin, models.old.index, models.old.resolver, threshold)
 
     return find
-
-
-def test_tokens_drop_comments_and_layout():
-    assert line_tokens("x = f(a, '#no')  # note") == ["x", "=", "f", "(", "a", ",", "'#no'", ")"]
-    assert normalise("  key_cache,value_cache = kv_cache.unbind( 0 )") == \
-        normalise("key_cache, value_cache = kv_cache.unbind(0)  # layout")
 
 
 def test_mirror_of_the_patched_member(mirrors_of):
@@ -74,11 +67,6 @@ def test_decorators_belong_to_the_span(load):
     fn = models.old.index.modules["host.a"].classes["A"].methods["f"]
     span = function_span(models.old.index, "host.a", fn, "A.f")
     assert (span.start, span.end) == (2, 7)
-
-
-def test_kept_changed_added_lines():
-    delta = line_delta(["a = 1", "b = 2", "c = 3"], ["a = 1", "b = 20", "x = 0", "c = 3"], 10, 1)
-    assert delta.kept == (10, 12) and delta.changed == (11,) and delta.added == (2, 3) and delta.dropped == ()
 
 
 def test_upstream_change_hunks_in_file_lines_and_reflection(load):
