@@ -1,5 +1,7 @@
 """scan.py: drift vs latent, and call-site evidence folded into the signature finding it confirms."""
 
+import os
+
 from harness import codes, only, run_scan
 
 HOST = {"host/runner.py": "class Runner:\n    def load(self, a, model=None):\n        return a\n\n"
@@ -51,3 +53,15 @@ def test_split_balances_cost_and_keeps_registry_order():
         assert [c.name for c in group] == [n for n in order if n in {c.name for c in group}]
     cost = lambda group: sum(getattr(c, "cost", 1) for c in group)  # noqa: E731
     assert abs(cost(here) - cost(there)) <= max(getattr(c, "cost", 1) for c in CHECKS)
+
+
+def _die() -> None:
+    os._exit(1)
+
+
+def test_a_dead_worker_does_not_lose_its_checks(monkeypatch):
+    import pinport.scan as scan_mod
+
+    expected = [f.as_dict() for f in run_scan(OLD, HOST, PLUGIN).findings]
+    monkeypatch.setattr(scan_mod, "_run_forked", _die)
+    assert [f.as_dict() for f in run_scan(OLD, HOST, PLUGIN).findings] == expected

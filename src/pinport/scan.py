@@ -8,6 +8,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from multiprocessing import get_all_start_methods, get_context
@@ -124,7 +125,11 @@ def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext],
         with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
             remote = pool.submit(_run_forked)
             local = _both_sides(here, sides, strict)
-            forked = remote.result()
+            try:
+                forked = remote.result()
+            except BrokenProcessPool:  # the worker died (killed, out of memory): do its share here
+                log.debug("check worker died; running its checks in this process")
+                forked = _both_sides(there, sides, strict)
     finally:
         _FORKED = ()
     return tuple({c.name: {**local[i], **forked[i]}[c.name] for c in checks} for i in (0, 1))  # type: ignore[return-value]
