@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from pinport.config import Settings, load_settings
+from pinport.findings import ScanResult
 from pinport.model.index import IndexCache
-from pinport.scan import Models, load_models
+from pinport.scan import Models, load_models, scan_models
 from pinport.sources import Cache, SourceTree, fetch_release
 
 PLUGIN_DIST = "arctic-inference"
@@ -66,3 +67,15 @@ def real_models() -> Callable[[str, str, str], tuple[Models, Settings]]:
 @pytest.fixture(scope="session")
 def user_cache() -> Path:
     return _cache().root
+
+
+@cache
+def _scan(plugin_version: str, old: str, new: str, checks: tuple[str, ...]) -> ScanResult:
+    models, settings = _models(plugin_version, old, new)
+    return scan_models(models, settings, checks=checks, strict=True)
+
+
+@pytest.fixture(scope="session")
+def real_scan() -> Callable[..., ScanResult]:
+    """real_scan("0.3.0", "0.26.0", "0.33.0", ("imports", ...)) -> the strict scan's result, memoised."""
+    return _scan

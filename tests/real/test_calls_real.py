@@ -13,35 +13,30 @@ from pinport.checks.call_binding import CallsCheck
 from pinport.checks.load_timing import LoadTimingCheck
 from pinport.checks.replaced_callers import ReplacedCallersCheck
 from pinport.findings import Severity, Status
-from pinport.scan import scan_models
 
-CHECKS = (CallsCheck(), ReplacedCallersCheck(), LoadTimingCheck())
-
+NAMES = tuple(c.name for c in (CallsCheck(), ReplacedCallersCheck(), LoadTimingCheck()))
 
 
-
-@pytest.fixture(scope="module")
-def rebase_18_24(real_models):
-    models, settings = real_models("0.2.0", "0.18.0", "0.24.0")
-    return scan_models(models, settings, strict=True, extra_checks=CHECKS)
 
 
 @pytest.fixture(scope="module")
-def rebase_18_26(real_models):
-    models, settings = real_models("0.2.0", "0.18.0", "0.26.0")
-    return scan_models(models, settings, strict=True, extra_checks=CHECKS)
+def rebase_18_24(real_scan):
+    return real_scan("0.2.0", "0.18.0", "0.24.0", NAMES)
 
 
 @pytest.fixture(scope="module")
-def move_26_33(real_models):
-    models, settings = real_models("0.3.0", "0.26.0", "0.33.0")
-    return scan_models(models, settings, strict=True, extra_checks=CHECKS)
+def rebase_18_26(real_scan):
+    return real_scan("0.2.0", "0.18.0", "0.26.0", NAMES)
 
 
 @pytest.fixture(scope="module")
-def own_pin(real_models):
-    models, settings = real_models("0.3.0", "0.26.0", "0.26.0")
-    return scan_models(models, settings, strict=True, extra_checks=CHECKS)
+def move_26_33(real_scan):
+    return real_scan("0.3.0", "0.26.0", "0.33.0", NAMES)
+
+
+@pytest.fixture(scope="module")
+def own_pin(real_scan):
+    return real_scan("0.3.0", "0.26.0", "0.26.0", NAMES)
 
 
 # -- calls (#3, #7) -----------------------------------------------------------------------------

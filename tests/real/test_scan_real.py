@@ -6,19 +6,18 @@ import pytest
 
 from harness import find
 from pinport.findings import Severity, Status
-from pinport.scan import scan_models
+
+CORE = ("imports", "signatures", "aliases")
 
 
 @pytest.fixture(scope="module")
-def move_26_33(real_models):
-    models, settings = real_models("0.3.0", "0.26.0", "0.33.0")
-    return scan_models(models, settings, checks=("imports", "signatures", "aliases"), strict=True)
+def move_26_33(real_scan):
+    return real_scan("0.3.0", "0.26.0", "0.33.0", CORE)
 
 
 @pytest.fixture(scope="module")
-def own_pin(real_models):
-    models, settings = real_models("0.3.0", "0.26.0", "0.26.0")
-    return scan_models(models, settings, checks=("imports", "signatures", "aliases"), strict=True)
+def own_pin(real_scan):
+    return real_scan("0.3.0", "0.26.0", "0.26.0", CORE)
 
 
 def test_moved_symbol_is_found_with_its_new_home(move_26_33):
@@ -70,9 +69,8 @@ def test_no_error_findings_against_own_pin(own_pin):
 
 
 @pytest.fixture(scope="module")
-def move_18_26(real_models):
-    models, settings = real_models("0.2.0", "0.18.0", "0.26.0")
-    return scan_models(models, settings, checks=("imports", "signatures", "aliases"), strict=True)
+def move_18_26(real_scan):
+    return real_scan("0.2.0", "0.18.0", "0.26.0", CORE)
 
 
 @pytest.mark.parametrize(("code", "subject", "args"), [

@@ -132,9 +132,6 @@ class CallsCheck:
     description = "every call the plugin makes to a host callable binds to its signature and unpacks its result"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
-        yield from self._run(ctx)
-
-    def _run(self, ctx: ScanContext) -> Iterator[Finding]:
         shared = _Context(ctx)
         plugin = ctx.plugin
         for module in plugin.modules:

@@ -72,9 +72,6 @@ class LoadTimingCheck:
         self.loaders = tuple(loaders)  # names of the host functions that load plugins
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
-        yield from self._run(ctx)
-
-    def _run(self, ctx: ScanContext) -> Iterator[Finding]:
         targets = _targets(ctx)
         if not targets:
             return

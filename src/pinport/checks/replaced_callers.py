@@ -176,9 +176,6 @@ class ReplacedCallersCheck:
     description = "host call sites of a replaced member pass only what the plugin's replacement accepts"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
-        yield from self._run(ctx)
-
-    def _run(self, ctx: ScanContext) -> Iterator[Finding]:
         for patch in ctx.plugin.surface.patches:
             if patch.kind not in (PatchKind.MEMBER, PatchKind.ASSIGNMENT) or patch.function is None:
                 continue
