@@ -12,13 +12,13 @@ from pinport.port.plan import file_proposals
 from port.gitrepo import git
 from scenarios import ATTN as FORKED
 from scenarios import ATTN_FORK as FORK
-from scenarios import DRAINING_CONFIG as CONFIG
+from scenarios import DRAINING_SCALED as SCALED
 from scenarios import DRAINING_ENGINE as ENGINE
 from scenarios import DRAINING_MIRRORS as MIRRORS
 from scenarios import PATCHING
 
 # drain: a clean merge that adds a line; step: a conflict
-BOTH = CONFIG.replace("        results = []\n", "        results = []\n        queue = list(queue)\n")
+BOTH = SCALED.replace("        results = []\n", "        results = []\n        queue = list(queue)\n")
 LAYOUT = FORKED.replace("kv_cache.unbind(0)", "kv_cache.unbind(1)")
 OLD = {"host/engine.py": ENGINE, "host/attn.py": FORKED}
 NEW = {"host/engine.py": BOTH, "host/attn.py": LAYOUT}
@@ -105,7 +105,7 @@ def test_cli_dry_run_write_and_usage(load, tmp_path):
     git(root, "checkout", "--", "plug/patching.py")
     applied = cli(root, "--apply")
     assert applied.exit_code == 1, applied.output
-    assert "applied mirror EnginePatch.step: plug/patch.py:15-23 -> lines 16-30; conflicts remain at lines 19" \
+    assert "applied mirror EnginePatch.step: plug/patch.py:15-23 -> lines 16-30; conflicts remain at lines 21" \
         in applied.output
     assert "    plug/patch.py:8 (nothing) -> queue = list(queue)" in applied.output
 
