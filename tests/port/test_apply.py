@@ -12,9 +12,9 @@ from pinport.port.plan import file_proposals
 from port.gitrepo import git
 from scenarios import ATTN as FORKED
 from scenarios import ATTN_FORK as FORK
-from scenarios import DRAINING_SCALED as SCALED
 from scenarios import DRAINING_ENGINE as ENGINE
 from scenarios import DRAINING_MIRRORS as MIRRORS
+from scenarios import DRAINING_SCALED as SCALED
 from scenarios import PATCHING
 
 # drain: a clean merge that adds a line; step: a conflict

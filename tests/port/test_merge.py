@@ -18,9 +18,9 @@ from pinport.port import (
 from scenarios import ATTN as FORKED
 from scenarios import ATTN_FORK as FORK
 from scenarios import DRAINING_CONFIG as CONFIG
-from scenarios import DRAINING_SCALED as SCALED
 from scenarios import DRAINING_ENGINE as ENGINE
 from scenarios import DRAINING_MIRRORS as MIRRORS
+from scenarios import DRAINING_SCALED as SCALED
 from scenarios import DRAINING_STEPS as STEPS
 from scenarios import PATCHING
 
