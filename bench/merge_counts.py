@@ -27,7 +27,7 @@ from pinport.errors import PinportError
 from pinport.model.index import IndexCache
 from pinport.port import render_port, run_port
 from pinport.scan import load_models, scan_models
-from pinport.sources import Cache, fetch_release
+from pinport.sources import Cache, cached_releases, fetch_release
 
 PORT_BAR = 5.0  # seconds on top of the scan
 
@@ -47,7 +47,9 @@ def main() -> int:
                     for v in (args.old, args.new))
         settings = load_settings(plugin.project_root or plugin.root)
         started = time.perf_counter()
-        models = load_models(plugin, old, new, settings, cache=IndexCache(cache.path("index", "summaries.sqlite")))
+        history = tuple(cached_releases("vllm", cache=cache, below=args.old, packages=("vllm",)))
+        models = load_models(plugin, old, new, settings, cache=IndexCache(cache.path("index", "summaries.sqlite")),
+                             history=history)
         indexed = time.perf_counter()
         mine = (ForksCheck(), MirrorsCheck(), CopiedLinesCheck())
         checks = tuple(c for c in CHECKS if c.name not in {m.name for m in mine}) + mine

@@ -38,13 +38,17 @@ class Models:
     plugin: PluginModel
     old: HostView
     new: HostView
+    history: tuple[SourceTree, ...] = ()  # earlier host releases (oldest first), indexed only where needed
+    index_cache: IndexCache | None = None
 
 
 def load_models(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Settings, *,
-                cache: IndexCache | None = None, progress: ProgressFn = no_progress) -> Models:
+                cache: IndexCache | None = None, progress: ProgressFn = no_progress,
+                history: tuple[SourceTree, ...] = ()) -> Models:
+    """Index the plugin, OLD and NEW; `history` (releases before OLD) is kept for the copies' origins."""
     plugin_index, old_index, new_index = load_indexes([plugin, old, new], cache, progress=progress)
     return Models(load_plugin_model(plugin_index, settings), _view(old_index, settings),
-                  _view(new_index, settings))
+                  _view(new_index, settings), history, cache)
 
 
 def _view(index: CodeIndex, settings: Settings) -> HostView:
@@ -180,8 +184,8 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
     started = time.perf_counter()
     selected = extra_checks or select_checks(checks)
     plugin = models.plugin
-    sides = (ScanContext(plugin, models.new, models.old, True, settings),
-             ScanContext(plugin, models.old, models.new, False, settings))
+    sides = (ScanContext(plugin, models.new, models.old, True, settings, models.history, models.index_cache),
+             ScanContext(plugin, models.old, models.new, False, settings, models.history, models.index_cache))
     with _collector_paused():
         by_new, by_old = _run_all(tuple(selected), sides, strict)
     on_new = _fold(_dedupe(f for c in selected for f in by_new[c.name]))

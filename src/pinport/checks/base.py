@@ -14,11 +14,12 @@ from typing import Protocol
 
 from ..config import Settings
 from ..findings import Finding, Kind, Location, Severity
-from ..model.index import CodeIndex
+from ..model.index import CodeIndex, IndexCache
 from ..model.resolve import MODULE, Resolver, Symbol
 from ..model.summary import FunctionInfo
 from ..plugin.model import PluginModel
 from ..plugin.records import Guard
+from ..sources.tree import SourceTree
 
 # A guarded use (`if TYPE_CHECKING:`, `try:`, a version test) fails less loudly than a bare one.
 _GUARD_SEVERITY = {Guard.TYPE_CHECKING: Severity.INFO, Guard.TRY: Severity.WARNING, Guard.VERSION: Severity.WARNING}
@@ -68,6 +69,8 @@ class ScanContext:
     other: HostView  # the other version
     judging_new: bool
     settings: Settings
+    history: tuple[SourceTree, ...] = ()  # host releases before OLD, oldest first (where copies came from)
+    index_cache: IndexCache | None = None
 
     @property
     def old(self) -> HostView:

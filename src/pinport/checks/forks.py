@@ -18,8 +18,10 @@ from ..plugin.mirrors import Copy, upstream_change
 from .base import ScanContext
 from .mirrors import (
     change_finding,
+    lag_finding,
     plugin_members,
     scan_copies,
+    scan_origins,
     self_reads,
     span_location,
     vanished_finding,
@@ -37,7 +39,10 @@ FORK_SOURCE_GONE = Kind("PP0803", "ForkedFileRemovedUpstream", "this file forks 
 DECLARED_MISSING = Kind("PP0804", "DeclaredForkNotFound", "the declared fork `{name}` of `{base}` is not in "
                         "{label}", Severity.WARNING, 8, NAME)
 
-KINDS = (FORK_CHANGED, FORK_MEMBER_GONE, FORK_SOURCE_GONE, DECLARED_MISSING)
+FORK_LAGS = Kind("PP0807", "ForkLagsUpstream", "this file forks `{base}` and was {origin}; {pending} of {hunks} "
+                 "upstream hunks since are not in the fork", Severity.WARNING, 8, NAME)
+
+KINDS = (FORK_CHANGED, FORK_MEMBER_GONE, FORK_SOURCE_GONE, DECLARED_MISSING, FORK_LAGS)
 
 
 class ForksCheck:
@@ -48,6 +53,11 @@ class ForksCheck:
     description = "files copied from the host carry the upstream changes, and what they inherit exists"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        origins = scan_origins(ctx)
+        for copy in scan_copies(ctx).copies:
+            origin = origins.get((copy.plugin.path, copy.plugin.start))
+            if copy.kind == "fork" and origin is not None and origin.lags:  # on both sides: latent
+                yield lag_finding(FORK_LAGS, ctx, copy, origin, {"name": copy.plugin.path, "base": copy.subject})
         if not ctx.judging_new:
             return  # an upstream change is made by the move; OLD has nothing to port
         yield from self._declared(ctx)

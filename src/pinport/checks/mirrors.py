@@ -22,6 +22,7 @@ from ..plugin.facts import plugin_class_info
 from ..plugin.forks import Copies, find_copies
 from ..plugin.mirrors import Copy, Span, UpstreamChange, span_lines, upstream_change
 from ..plugin.model import PluginModel
+from ..plugin.origins import Origin, copy_origins
 from ..plugin.similarity import line_delta
 from .base import HostView, ScanContext
 
@@ -35,7 +36,10 @@ MIRROR_MEMBER_GONE = Kind("PP1202", "MirrorUsesRemovedMember", "the mirror of `{
 MIRROR_SOURCE_GONE = Kind("PP1203", "MirroredFunctionRemoved", "`{name}` copies `{base}`, which {label} no longer "
                           "defines", Severity.WARNING, 12, NAME)
 
-KINDS = (MIRROR_CHANGED, MIRROR_MEMBER_GONE, MIRROR_SOURCE_GONE)
+MIRROR_LAGS = Kind("PP1204", "MirrorLagsUpstream", "`{name}` was {origin}; {pending} of {hunks} upstream hunks "
+                   "since are not in the copy", Severity.WARNING, 12, NAME)
+
+KINDS = (MIRROR_CHANGED, MIRROR_MEMBER_GONE, MIRROR_SOURCE_GONE, MIRROR_LAGS)
 
 _SELF_NAME = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -43,6 +47,36 @@ _SELF_NAME = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
 def scan_copies(ctx: ScanContext) -> Copies:
     """The forks and mirrors of this scan (OLD is where they were copied from), computed once."""
     return find_copies(ctx.plugin, ctx.old.index, ctx.old.resolver, ctx.new.index, ctx.new.resolver, ctx.settings)
+
+
+def scan_origins(ctx: ScanContext) -> dict[tuple[str, int], Origin]:
+    """Each copy's origin among the host releases before OLD (empty without a release history)."""
+    if not ctx.history:
+        return {}
+    return copy_origins(scan_copies(ctx).copies, ctx.plugin.index, ctx.old.index, ctx.history, ctx.index_cache)
+
+
+def lag_finding(kind: Kind, ctx: ScanContext, copy: Copy, origin: Origin, args: dict[str, str]) -> Finding:
+    """A copy made from a release before OLD that lacks upstream changes made since (latent: it holds
+    on OLD already). Evidence: the counterpart at OLD and NEW; the release it matches best and the
+    upstream diff from there to OLD, each hunk marked as in the copy or not."""
+    assert origin.missed is not None
+    site = Location(copy.plugin.path, copy.plugin.start, 0, copy.unit,
+                    next((x.strip() for x in span_lines(ctx.plugin.index, copy.plugin) if x.strip()), ""))
+    described = origin.describe(ctx.old.label)
+    details = (f"{described}; similarity {origin.score:.3f} to {origin.release}, {origin.old_score:.3f} to "
+               f"{ctx.old.label}", f"upstream changes from {origin.release} to {ctx.old.label} (the merge base "
+               f"`pinport port` uses is {origin.release}):", *origin.missed.diff_lines())
+    return Finding(kind, {**args, "origin": described, "pending": str(len(origin.missed.pending)),
+                          "hunks": str(len(origin.missed.hunks))}, site,
+                   old=span_location(ctx.old, copy.old, copy.subject),
+                   new=span_location(ctx.new, copy.new, copy.subject), subject=copy.subject,
+                   suggestion=f"port the upstream changes made since {origin.release} (`pinport port` merges "
+                              f"from {origin.release}, so they are in its proposal)",
+                   details=details,
+                   extra={"origin": origin.version, "through": origin.through, "changed_in": list(origin.changed_in),
+                          "pending_hunks": [h.header for h in origin.missed.pending], "score": origin.score,
+                          "old_score": origin.old_score})
 
 
 def span_location(view: HostView, span: Span | None, unit: str) -> Location | None:
@@ -174,6 +208,11 @@ class MirrorsCheck:
     description = "overrides that copy an upstream method carry the upstream change, and what they call exists"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        origins = scan_origins(ctx)
+        for copy in scan_copies(ctx).copies:
+            origin = origins.get((copy.plugin.path, copy.plugin.start))
+            if copy.kind == "mirror" and origin is not None and origin.lags:  # on both sides: latent
+                yield lag_finding(MIRROR_LAGS, ctx, copy, origin, {"name": copy.unit, "base": copy.subject})
         if not ctx.judging_new:
             return  # an upstream change is made by the move; OLD has nothing to port
         for copy in scan_copies(ctx).copies:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..model.index import CodeIndex
 from ..plugin.mirrors import Copy, span_lines
+from ..plugin.origins import Origin
 from ..plugin.similarity import LineDelta, line_delta
 from .merge import MergeResult, conflict_lines, is_marker, merge3
 from .refine import Refined, Rename, apply_renames, find_renames, refine_merge
@@ -33,6 +34,12 @@ class PortItem:
     refined: Refined | None = None  # the statement/token-level retry, when the line merge conflicted
     renames: tuple[Rename, ...] = ()  # upstream renames applied to the plugin's own lines
     refused: tuple[str, ...] = ()  # plugin lines a finer merge would have lost (so it was not used)
+    origin: Origin | None = None  # the release the copy matches best (the merge base when it lags OLD)
+
+    @property
+    def base_label(self) -> str:
+        """The release merged from: the copy's origin when it lags OLD, else OLD."""
+        return self.origin.release if self.origin is not None and self.origin.lags else ""
 
     @property
     def conflicts(self) -> int:
@@ -49,17 +56,26 @@ def reindent(text: str, indent: str) -> tuple[str, ...]:
     return tuple(line if not line.strip() or is_marker(line) else indent + line for line in text.splitlines())
 
 
-def plan_item(copy: Copy, plugin: CodeIndex, old: CodeIndex, labels: tuple[str, str, str]) -> PortItem:
-    """Merge one copy (a real three-way merge) unless upstream left it alone or NEW lacks it."""
+def plan_item(copy: Copy, plugin: CodeIndex, old: CodeIndex, labels: tuple[str, str, str],
+              origin: Origin | None = None) -> PortItem:
+    """Merge one copy (a real three-way merge) unless upstream left it alone or NEW lacks it.
+
+    A copy made from an earlier release than OLD (`origin.lags`) is merged with that release as
+    the base, so the upstream changes of the bumps it skipped are in the proposal too.
+    """
     delta = line_delta(span_lines(old, copy.old), span_lines(plugin, copy.plugin), copy.old.start,
                        copy.plugin.start)
+    lagging = origin if origin is not None and origin.lags else None
     if copy.theirs is None:
-        return PortItem(copy, GONE, delta)
-    if not copy.upstream_changed:
-        return PortItem(copy, UNCHANGED, delta)
-    merged, line_conflicts, refined, renames, refused = merge_copy(copy.ours, copy.base, copy.theirs, labels)
+        return PortItem(copy, GONE, delta, origin=origin)
+    if not copy.upstream_changed and lagging is None:
+        return PortItem(copy, UNCHANGED, delta, origin=origin)
+    base = lagging.text if lagging is not None else copy.base
+    if lagging is not None:
+        labels = (labels[0], lagging.release, labels[2])
+    merged, line_conflicts, refined, renames, refused = merge_copy(copy.ours, base, copy.theirs, labels)
     return PortItem(copy, CLEAN if merged.clean else CONFLICT, delta, merged, reindent(merged.text, copy.indent),
-                    line_conflicts, refined, renames, refused)
+                    line_conflicts, refined, renames, refused, origin)
 
 
 def merge_copy(ours: str, base: str, theirs: str, labels: tuple[str, str, str]

@@ -38,6 +38,7 @@ from .merge import MARKERS
 T = TypeVar("T")
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
+_DECLARATIONS = frozenset({"Import", "ImportFrom", "FunctionDef", "AsyncFunctionDef", "ClassDef", "AnnAssign"})
 
 
 # -- statements --------------------------------------------------------------------------------------
@@ -47,6 +48,12 @@ class Node:
 
     lines: list[str]
     children: list[Node] | None = None
+    kind: str = ""  # the statement's ast class ("Import", "FunctionDef"); "" for a line or a group
+
+    @property
+    def declares(self) -> bool:
+        """An import, a definition or an annotated field: statements whose order rarely matters."""
+        return self.kind in _DECLARATIONS
 
     @property
     def text(self) -> str:
@@ -93,20 +100,22 @@ def _segment(stmts: list[ast.stmt], lines: list[str], first: int, last: int) -> 
 
 def _node(stmt: ast.stmt | None, lines: list[str], a: int, b: int) -> Node:
     blocks = _blocks(stmt) if stmt is not None else []
+    kind = type(stmt).__name__ if stmt is not None else ""
     if not blocks:
-        return Node(lines[a - 1:b])
+        return Node(lines[a - 1:b], None, kind)
     children: list[Node] = []
     position = a
     for block in blocks:
         first = _start(block[0])
         if first < position or first <= _start(stmt):  # `if x: y` on one line
-            return Node(lines[a - 1:b])
-        children.extend(Node([x]) for x in lines[position - 1:first - 1])
+            return Node(lines[a - 1:b], None, kind)
+        if first > position:  # the header (decorators, a wrapped signature) or `else:`: one node
+            children.append(Node(lines[position - 1:first - 1]))
         last = max(s.end_lineno or s.lineno for s in block)
         children.extend(_segment(block, lines, first, last))
         position = last + 1
     children.extend(Node([x]) for x in lines[position - 1:b])
-    return Node(lines[a - 1:b], children)
+    return Node(lines[a - 1:b], children, kind)
 
 
 def statements(text: str) -> list[Node] | None:
@@ -158,7 +167,7 @@ def _changes(side: str, base: Sequence, other: Sequence, key: Callable, same: Ca
 def _align(base: Sequence, i1: int, i2: int, other: Sequence, j1: int, j2: int,
            like: Callable) -> list[tuple[int, int]]:
     """The in-order pairs of a replaced run that are alike (at least 0.5), most alike overall."""
-    if (i2 - i1) * (j2 - j1) > 400:
+    if (i2 - i1) * (j2 - j1) > 2500:
         return []
     n, m = i2 - i1, j2 - j1
     score = [[like(base[i1 + a], other[j1 + b]) for b in range(m)] for a in range(n)]
@@ -429,8 +438,7 @@ class _Merger:
     def _region(self, base: list[Node], ours: list[Node], theirs: list[Node]) -> list[str]:
         """A conflicting stretch of statements: aligned by identity, each statement merged on its own."""
         out: list[str] = []
-        for chunk in diff3(base, ours, theirs, key=lambda n: n.ident, same=lambda a, b: a.text == b.text,
-                           like=_likeness):
+        for chunk in diff3(base, ours, theirs, key=lambda n: n.ident, same=_same, like=_likeness):
             if not chunk.conflict:
                 out.extend(line for n in chunk.items for line in n.lines)
                 continue
@@ -438,31 +446,64 @@ class _Merger:
             if len(b) == len(o) == len(t) and b:
                 for triple in zip(b, o, t, strict=True):
                     out.extend(self._statement(*triple))
-                continue
-            paired = self._pair(b, o, t)
-            if paired is not None:
-                out.extend(paired)
             else:
-                out.extend(self._conflict([x for n in o for x in n.lines], [x for n in b for x in n.lines],
-                                          [x for n in t for x in n.lines]))
+                out.extend(self._aligned(b, o, t))
         return out
 
-    def _pair(self, base: list[Node], ours: list[Node], theirs: list[Node]) -> list[str] | None:
-        """One base statement that each side changed, one side also adding statements around it:
-        the changed statement merged on its own, the added ones kept in place."""
-        if len(base) != 1 or (len(ours) > 1 and len(theirs) > 1):
-            return None
-        mine, yours = _most_like(base[0], ours), _most_like(base[0], theirs)
-        if mine is None or yours is None:
-            return None
-        around, at = (ours, mine) if len(ours) > 1 else (theirs, yours)
-        middle = self._statement(base[0], ours[mine], theirs[yours])
-        return [x for n in around[:at] for x in n.lines] + middle + [x for n in around[at + 1:] for x in n.lines]
+    def _aligned(self, base: list[Node], ours: list[Node], theirs: list[Node]) -> list[str]:
+        """Statements of a conflicting stretch paired with their most alike base statement on each
+        side: pairs merge on their own, a statement one side added stays where it was added, and a
+        statement one side removed goes when the other side left it alone."""
+        mine = dict(_align(base, 0, len(base), ours, 0, len(ours), _likeness))
+        yours = dict(_align(base, 0, len(base), theirs, 0, len(theirs), _likeness))
+        out: list[str] = []
+        o_at = t_at = 0
+        for i in range(len(base) + 1):
+            o_next = mine.get(i, len(ours)) if i < len(base) else len(ours)
+            t_next = yours.get(i, len(theirs)) if i < len(base) else len(theirs)
+            if i < len(base) and (i not in mine):
+                o_next = o_at
+            if i < len(base) and (i not in yours):
+                t_next = t_at
+            added_o, added_t = ours[o_at:o_next], theirs[t_at:t_next]
+            out.extend(self._added(added_o, added_t))
+            o_at, t_at = max(o_at, o_next), max(t_at, t_next)
+            if i == len(base):
+                break
+            b = base[i]
+            o = ours[mine[i]] if i in mine else None
+            t = theirs[yours[i]] if i in yours else None
+            if o is not None and t is not None:
+                out.extend(self._statement(b, o, t))
+            elif o is None and t is not None and not _same(t, b):
+                out.extend(self._conflict([], b.lines, t.lines))  # removed here, changed upstream
+            elif t is None and o is not None and not _same(o, b):
+                out.extend(self._conflict(o.lines, b.lines, []))  # changed here, removed upstream
+            if o is not None:
+                o_at = mine[i] + 1
+            if t is not None:
+                t_at = yours[i] + 1
+        return out
+
+    def _added(self, ours: list[Node], theirs: list[Node]) -> list[str]:
+        """Statements added at one place: one side's, both sides' when the same, else a conflict."""
+        mine = [x for n in ours for x in n.lines]
+        yours = [x for n in theirs for x in n.lines]
+        if not ours or not theirs:
+            return mine or yours
+        if [x.strip() for x in mine if x.strip()] == [x.strip() for x in yours if x.strip()]:
+            return mine
+        if all(n.declares for n in (*ours, *theirs)):
+            self.statement_merges += 1
+            return mine + yours  # both sides added imports, definitions or fields here: keep both
+        return self._conflict(mine, [], yours)
 
     def _statement(self, base: Node, ours: Node, theirs: Node) -> list[str]:
-        if ours.text == base.text or ours.text == theirs.text:
+        if _same(ours, theirs):
+            return ours.lines
+        if _same(ours, base):
             return theirs.lines
-        if theirs.text == base.text:
+        if _same(theirs, base):
             return ours.lines
         if base.children is not None and ours.children is not None and theirs.children is not None:
             self.statement_merges += 1
@@ -496,22 +537,16 @@ class _Merger:
         return [f"{MARKERS[0]}{o}", *ours, f"{MARKERS[1]}{b}", *base, MARKERS[2], *theirs, f"{MARKERS[3]}{t}"]
 
 
+def _same(a: Node, b: Node) -> bool:
+    """The same statement text, blank lines aside (a statement carries the blank lines above it)."""
+    return a.text == b.text or [x for x in a.lines if x.strip()] == [x for x in b.lines if x.strip()]
+
+
 def _likeness(a: Node, b: Node) -> float:
     """Token similarity of two statements (their first lines weigh as much as the rest)."""
     first = difflib.SequenceMatcher(None, a.ident.split(), b.ident.split(), autojunk=False).ratio()
     whole = difflib.SequenceMatcher(None, a.text.split(), b.text.split(), autojunk=False).ratio()
     return (first + whole) / 2
-
-
-def _most_like(node: Node, nodes: list[Node]) -> int | None:
-    """The index of the node most like `node` (token similarity at least 0.5), if any."""
-    mine = [x.text for x in tokens(node.text) or []]
-    scored = []
-    for i, other in enumerate(nodes):
-        theirs = [x.text for x in tokens(other.text) or []]
-        scored.append((difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio(), -i))
-    best = max(scored, default=(0.0, 0))
-    return -best[1] if best[0] >= 0.5 else None
 
 
 def _parses(text: str, like: str) -> bool:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..config import Settings
 from ..plugin.forks import find_copies
+from ..plugin.origins import copy_origins
 from ..scan import Models
 from .apply import AppliedChange, apply_proposals
 from .plan import (
@@ -57,7 +58,10 @@ def plan_port(models: Models, settings: Settings) -> tuple[PortItem, ...]:
     copies = find_copies(models.plugin, models.old.index, models.old.resolver, models.new.index,
                          models.new.resolver, settings)
     labels = ("plugin", models.old.label, models.new.label)
-    return tuple(plan_item(c, models.plugin.index, models.old.index, labels) for c in copies.copies)
+    origins = copy_origins(copies.copies, models.plugin.index, models.old.index, models.history,
+                           models.index_cache) if models.history else {}
+    return tuple(plan_item(c, models.plugin.index, models.old.index, labels,
+                           origins.get((c.plugin.path, c.plugin.start))) for c in copies.copies)
 
 
 def run_port(models: Models, settings: Settings, *, write_dir: Path | None = None, apply: bool = False,

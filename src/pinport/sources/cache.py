@@ -84,6 +84,22 @@ class Cache:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
+    def read(self, kind: str, name: str, *, check_files: bool = True) -> SourceTree | None:
+        """An intact entry's tree, or None (never builds, never waits, never touches the network).
+        `check_files=False` trusts the manifest (a caller that reads few files handles a missing one)."""
+        try:
+            return _read_entry(self.entry_dir(kind, name), check_files=check_files)
+        except ValueError:
+            return None
+
+    def names(self, kind: str) -> list[str]:
+        """The names of the entries of one kind present (intact or not)."""
+        folder = self.root / kind
+        try:
+            return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+        except OSError:
+            return []
+
     def load(
         self, kind: str, name: str, build: Build, *, progress: ProgressFn = no_progress
     ) -> SourceTree:
@@ -169,7 +185,7 @@ def _inside(rel: object) -> bool:
     return isinstance(rel, str) and (rel == "." or safe_relpath(rel) is not None)
 
 
-def _read_entry(entry: Path) -> SourceTree | None:
+def _read_entry(entry: Path, *, check_files: bool = True) -> SourceTree | None:
     """The stored tree, or None when the manifest is missing, unreadable or lists missing files."""
     try:
         manifest = json.loads((entry / MANIFEST).read_text(encoding="utf-8"))
@@ -187,4 +203,4 @@ def _read_entry(entry: Path) -> SourceTree | None:
     if manifest.get("project_root") is not None and not _inside(manifest["project_root"]):
         return None
     tree = _tree_from(manifest, entry)
-    return tree if all((tree.root / rel).is_file() for rel in tree.files) else None
+    return tree if not check_files or all((tree.root / rel).is_file() for rel in tree.files) else None
