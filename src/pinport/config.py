@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -26,6 +26,7 @@ from .errors import ConfigError
 Rule = Callable[[Any, str], Any]
 
 _SEVERITIES = ("error", "warning", "info")  # findings.Severity's values (config sits below findings)
+_CODE = re.compile(r"^[A-Z]+[0-9]*$")  # a finding code or code prefix (PP0101, PP01, PP)
 _DISTRIBUTION = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)  # PEP 508 names
 
 
@@ -141,6 +142,30 @@ def records(cls: type) -> Rule:
     return rule
 
 
+def codes(value: Any, where: str) -> tuple[str, ...]:
+    """Finding codes or code prefixes, upper-cased (`pp01` -> `PP01`)."""
+    if not isinstance(value, list | tuple):
+        raise ConfigError(f"{where} must be a list of finding codes, not {_kind(value)}")
+    return check_codes(strings(text)(value, where), where)
+
+
+def check_codes(items: Iterable[str], origin: str) -> tuple[str, ...]:
+    """Codes or code prefixes, upper-cased (`pp01` -> `PP01`); anything else is a one-line ConfigError."""
+    out = []
+    for code in items:
+        code = code.strip().upper()
+        if not _CODE.match(code):
+            raise ConfigError(f"{origin}: '{code}' is not a finding code or code prefix (like PP0101 or PP01)")
+        out.append(code)
+    return tuple(out)
+
+
+def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a table of glob = [codes]")
+    return tuple((text(glob, where), codes(items, f"{where} {glob!r}")) for glob, items in value.items())
+
+
 def _kind(value: Any) -> str:
     return {str: "a string", bool: "true/false", int: "a number", float: "a number", list: "a list",
             dict: "a table"}.get(type(value), type(value).__name__)
@@ -190,6 +215,12 @@ class Settings:
     host_distribution: str = setting("", optional(distribution))  # its registry name when it differs
     plugin_package: str = setting("", optional(dotted_name))  # the plugin's package; found when empty
     skip: tuple[str, ...] = setting((), strings(dotted_name))  # plugin sub-packages not scanned
+    extend_skip: tuple[str, ...] = setting((), strings(dotted_name))  # more sub-packages, added to `skip`
+    select: tuple[str, ...] = setting((), codes)  # finding codes or prefixes reported (empty: all)
+    extend_select: tuple[str, ...] = setting((), codes)  # codes added to `select`
+    ignore: tuple[str, ...] = setting((), codes)  # codes or prefixes never reported
+    # (plugin path glob, codes) accepted
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = setting((), _per_file_ignores)
     patch_helpers: tuple[str, ...] = setting(("ArcticPatch",), strings(dotted_name))  # P(Helper[Target])
     pin_sources: tuple[PinSource, ...] = setting((PinSource("requirement", extra="*"),), records(PinSource))
     fail_on: str = setting("error", one_of(*_SEVERITIES))  # lowest severity that makes the exit code 1
@@ -207,6 +238,11 @@ class Settings:
     @property
     def host_dist(self) -> str:
         return self.host_distribution or self.host
+
+    @property
+    def skipped(self) -> tuple[str, ...]:
+        """Every sub-package left out of the scan: `skip` (the profile's unless replaced) and `extend-skip`."""
+        return (*self.skip, *self.extend_skip)
 
 
 def _rules(cls: type) -> dict[str, Rule]:
@@ -305,3 +341,25 @@ def load_settings(plugin_root: Path | None, overrides: dict | None = None) -> Se
     return _build(Settings, {**{f.name: getattr(Settings(), f.name) for f in fields(Settings)}, **merged},
                   origin if not flags else "settings")
 
+
+
+def parse_per_file_ignores(entries: Iterable[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Command-line `GLOB:CODE[,CODE...]` entries, as in `--per-file-ignores 'tests/*:PP0101'`."""
+    out = []
+    for entry in entries:
+        glob, sep, items = entry.rpartition(":")
+        if not sep or not glob or not items:
+            raise ConfigError(f"--per-file-ignores {entry!r}: expected GLOB:CODE[,CODE...]")
+        out.append((glob, check_codes(items.split(","), f"--per-file-ignores {entry!r}")))
+    return tuple(out)
+
+
+def with_code_flags(settings: Settings, *, select: Iterable[str] = (), extend_select: Iterable[str] = (),
+                    ignore: Iterable[str] = (), per_file_ignores: Iterable[str] = ()) -> Settings:
+    """Command-line code selection over the loaded settings: `--select` replaces the configured list,
+    the other flags add to theirs (as ruff's do)."""
+    select, extend_select = check_codes(select, "--select"), check_codes(extend_select, "--extend-select")
+    return replace(settings, select=select or settings.select,
+                   extend_select=(*settings.extend_select, *extend_select),
+                   ignore=(*settings.ignore, *check_codes(ignore, "--ignore")),
+                   per_file_ignores=(*settings.per_file_ignores, *parse_per_file_ignores(per_file_ignores)))
