@@ -15,7 +15,6 @@ from ..findings import Finding, Kind, Severity
 from ..model.resolve import CLASS, FUNCTION, MODULE, Symbol
 from ..model.summary import BindingKind, ClassInfo, FunctionInfo
 from ..plugin.records import Guard
-from ._hostfacts import is_env_flag_read
 from .base import HostView, ScanContext, guard_severity
 
 NAME = "imports"
@@ -82,7 +81,7 @@ class ImportsCheck:
                 parent = host.resolve(head)
                 if parent is None or parent.kind not in (MODULE, CLASS):
                     return None
-                if is_env_flag_read(host, head, part):
+                if host.is_env_flag_read(head, part):
                     return None  # the host-kinds check reports a removed flag as EnvFlagRemoved
                 missing = f"{head}.{part}"
                 args = {"name": part, "base": head, "label": host.label}

@@ -6,6 +6,7 @@ results are memoised per path because checks ask the same questions many times.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .index import CodeIndex
@@ -14,6 +15,13 @@ from .summary import Binding, BindingKind, ClassAttr, ClassInfo, FunctionInfo, I
 MODULE, CLASS, FUNCTION, METHOD, ATTRIBUTE, INSTANCE_ATTR, LAZY, EXTERNAL, OPAQUE = (
     "module", "class", "function", "method", "attribute", "instance attribute", "lazy export", "external",
     "value member")  # OPAQUE: a member of a value (`logger.info`): exists as far as static analysis knows
+
+# External bases that add no members a plugin would read: member lookups look past them. The one
+# rule every lookup (checks, call binding, mirrors) shares, so `Engine(ABC)` and `Engine` agree.
+INERT_BASES = frozenset({
+    "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol", "builtins.object", "object",
+    "enum.Enum", "typing.NamedTuple", "typing.TypedDict", "typing_extensions.TypedDict"})
+_SETATTR = re.compile(r"setattr\(\s*self\s*,\s*([A-Za-z_]\w*)\s*,")
 
 
 @dataclass(frozen=True)
@@ -27,10 +35,6 @@ class Symbol:
     obj: ClassInfo | FunctionInfo | ClassAttr | InstanceAttr | Binding | None = None
     owner: str = ""  # canonical path of the class that defines a member
 
-    @property
-    def is_callable_def(self) -> bool:
-        return self.kind in (FUNCTION, METHOD, CLASS)
-
 
 class Resolver:
     """Resolution over one CodeIndex; `top` is the package it owns (others are external)."""
@@ -40,6 +44,7 @@ class Resolver:
         self.top = top
         self._memo: dict[str, Symbol | None] = {}
         self._mro: dict[str, tuple[Symbol, ...]] = {}
+        self._dynamic: dict[str, bool] = {}
 
     # -- paths ---------------------------------------------------------------------------------
     def resolve(self, path: str) -> Symbol | None:
@@ -183,28 +188,34 @@ class Resolver:
         return self._mro[cls.path]
 
     def class_member(self, cls: Symbol, name: str, *, instance: bool = False) -> Symbol | None:
-        """A member through the MRO; `instance=True` also counts `self.X = ...` assignments."""
+        """`name` on `cls` through its MRO, past inert bases (`INERT_BASES`); `instance=True` also counts
+        `self.X = ...` assignments. An EXTERNAL symbol when the members are unknowable: an outside
+        base, a base bound to a value, or a class with `__getattr__` or dynamic `setattr(self, ...)`."""
         for owner in self.mro(cls):
             info = owner.obj
+            if owner.kind == EXTERNAL and owner.path in INERT_BASES:
+                continue
             if owner.kind != CLASS or not isinstance(info, ClassInfo):
                 # an outside class, or a base bound to a value (`Base = make_base()`): unknown members
                 return Symbol(EXTERNAL, f"{owner.path}.{name}", "", owner=owner.path)
-            path = f"{owner.path}.{name}"
-            if name in info.methods:
-                fn = info.methods[name]
-                return Symbol(METHOD, path, owner.module, fn.line, fn, owner.path)
-            if name in info.attributes:
-                attr = info.attributes[name]
-                return Symbol(ATTRIBUTE, path, owner.module, attr.line, attr, owner.path)
-            if name in info.classes:
-                nested = info.classes[name]
-                return Symbol(CLASS, path, owner.module, nested.line, nested, owner.path)
-            if instance and (name in info.instance_attrs or name in info.slots):
-                assigned = info.instance_attrs.get(name)
-                line = assigned[0].line if assigned else info.line
-                return Symbol(INSTANCE_ATTR, path, owner.module, line, assigned[0] if assigned else None,
-                              owner.path)
+            found = own_member(owner, info, name, instance)
+            if found is not None:
+                return found
+            if "__getattr__" in info.methods or "__getattribute__" in info.methods or self.sets_dynamically(owner):
+                return Symbol(EXTERNAL, f"{owner.path}.{name}", "", owner=owner.path)
         return None
+
+    def sets_dynamically(self, owner: Symbol) -> bool:
+        """`self.__dict__`, or `setattr(self, key, ...)` with a key never read back: members are unknowable."""
+        info = owner.obj
+        if not isinstance(info, ClassInfo) or not owner.module:
+            return False
+        if owner.path not in self._dynamic:
+            text = "\n".join(self.index.lines(owner.module)[info.line - 1:info.end_line])
+            # `setattr(self, name, new)` after `getattr(self, name)` only replaces members that exist
+            self._dynamic[owner.path] = "self.__dict__" in text or any(
+                f"getattr(self, {m.group(1)}" not in text for m in _SETATTR.finditer(text))
+        return self._dynamic[owner.path]
 
     def has_external_base(self, cls: Symbol) -> bool:
         return any(s.kind != CLASS for s in self.mro(cls)[1:])
@@ -212,3 +223,19 @@ class Resolver:
     def file_line(self, sym: Symbol) -> tuple[str, int]:
         """(path relative to the tree root, line) of a symbol, for evidence."""
         return self.index.paths.get(sym.module, ""), sym.line
+
+
+def own_member(owner: Symbol, info: ClassInfo, name: str, instance: bool) -> Symbol | None:
+    """`name` as class `owner` itself defines it (method, class attribute, nested class, `self.X`)."""
+    path = f"{owner.path}.{name}"
+    if name in info.methods:
+        return Symbol(METHOD, path, owner.module, info.methods[name].line, info.methods[name], owner.path)
+    if name in info.attributes:
+        return Symbol(ATTRIBUTE, path, owner.module, info.attributes[name].line, info.attributes[name], owner.path)
+    if name in info.classes:
+        return Symbol(CLASS, path, owner.module, info.classes[name].line, info.classes[name], owner.path)
+    if instance and (name in info.instance_attrs or name in info.slots):
+        assigned = info.instance_attrs.get(name)
+        return Symbol(INSTANCE_ATTR, path, owner.module, assigned[0].line if assigned else info.line,
+                      assigned[0] if assigned else None, owner.path)
+    return None
