@@ -21,6 +21,7 @@ from .findings import Location
 from .model.host import HostView
 from .model.resolve import CLASS, EXTERNAL, Resolver, Symbol
 from .model.summary import ClassInfo
+from .model.units import Unit, UnitFacts, iter_units, unit_facts
 from .plugin.callers import Failure, host_call_failures, replaced_units
 from .plugin.forks import Copies, find_copies
 from .plugin.model import PluginModel
@@ -61,6 +62,20 @@ class ScanFacts:
         """Whether a plugin module's source contains one of `markers` (text, not parsed)."""
         text = self.plugin.index.source(module)
         return any(m in text for m in markers)
+
+    def plugin_units(self, module: str) -> list[Unit]:
+        """The code units (functions, methods, module and class bodies) of a parsed plugin module."""
+        def build() -> list[Unit]:
+            tree = self.plugin.index.parsed(module)
+            return list(iter_units(tree)) if tree is not None else []
+        return self.keep(("units", module), build)
+
+    def plugin_unit_facts(self, module: str, unit: Unit) -> UnitFacts:
+        """One walk over a plugin unit: its calls, imports, assignments, guards."""
+        return unit_facts(self.plugin.index, module, unit)
+
+    def plugin_line_text(self, module: str, line: int) -> str:
+        return self.plugin.index.line_text(module, line)
 
     def plugin_line(self, module: str, line: int, unit: str, column: int = 0) -> Location:
         """The plugin location of a line in `module`, inside plugin unit `unit`, with the line's text."""

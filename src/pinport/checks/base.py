@@ -63,9 +63,7 @@ class ScanContext:
 
     def plugin_site(self, module: str, unit: str, node: ast.AST) -> Location:
         """The plugin location of an AST node in `module`, inside plugin unit `unit`, with its line's text."""
-        line = getattr(node, "lineno", 0)
-        return Location(self.plugin.index.paths[module], line, getattr(node, "col_offset", 0), unit,
-                        self.plugin.index.line_text(module, line))
+        return self.facts.plugin_line(module, getattr(node, "lineno", 0), unit, getattr(node, "col_offset", 0))
 
 
 # -- findings shared by the checks of copies (forks, mirrors) ------------------------------------

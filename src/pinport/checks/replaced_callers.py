@@ -73,7 +73,7 @@ class ReplacedCallersCheck:
         index = ctx.host.index
         details = []
         for site, _, _ in sites[:_DETAILS]:
-            text = index.lines(site.module)[site.line - 1].strip()[:100]
+            text = ctx.host.line_text(site.module, site.line)[:100]
             details.append(f"{index.paths[site.module]}:{site.line} ({site.unit}): {text}")
         if len(sites) > _DETAILS:
             details.append(f"... and {len(sites) - _DETAILS} more call sites")

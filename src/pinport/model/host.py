@@ -7,6 +7,7 @@ scan (judging NEW, then OLD) and every check ask each question of one host versi
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -14,10 +15,23 @@ from typing import Any
 
 from ..findings import Location
 from .index import CodeIndex
-from .resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
+from .inference import function_node
+from .resolve import (
+    CLASS,
+    EXTERNAL,
+    FUNCTION,
+    INERT_BASES,
+    METHOD,
+    MODULE,
+    Resolver,
+    Symbol,
+    own_member,
+)
 from .summary import ClassInfo, FunctionInfo
+from .units import Unit, UnitFacts, iter_units, unit_facts
 
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
+_SETATTR = re.compile(r"setattr\(\s*self\s*,\s*([A-Za-z_]\w*)\s*,")
 _CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
 _RELATED_LIMIT = 120  # modules searched for related classes; a bigger package is searched one level deep
 
@@ -66,9 +80,37 @@ class HostView:
 
     # -- members -----------------------------------------------------------------------------------
     def member(self, cls: Symbol, name: str, instance: bool = True) -> Symbol | None:
-        """`name` on class `cls` through its MRO (the resolver's one rule: inert bases looked past,
-        an EXTERNAL symbol when unknowable); `instance` also counts `self.X = ...` assignments."""
-        return self.resolver.class_member(cls, name, instance=instance)
+        """What reading `name` on `cls` (on an instance of it, with `instance`) finds: through the MRO
+        past inert bases (the `INERT_BASES` rule `Resolver.class_member` shares), an EXTERNAL symbol
+        when an outside base or a class on the way serves any name (`__getattr__`, `self.__dict__`,
+        `setattr(self, key, ...)`). `class_member` answers "does the class define it" instead."""
+        for owner in self.resolver.mro(cls):
+            if owner.kind == EXTERNAL:
+                if owner.path in INERT_BASES:
+                    continue
+                return Symbol(EXTERNAL, f"{owner.path}.{name}", "", owner=owner.path)
+            info = owner.obj
+            if not isinstance(info, ClassInfo):
+                continue
+            found = own_member(owner, info, name, instance)
+            if found is not None:
+                return found
+            if "__getattr__" in info.methods or "__getattribute__" in info.methods or self._dynamic(owner):
+                return Symbol(EXTERNAL, f"{owner.path}.{name}", "", owner=owner.path)
+        return None
+
+    def _dynamic(self, owner: Symbol) -> bool:
+        """`self.__dict__`, or `setattr(self, key, ...)` with a key never read back: members are unknowable."""
+        info = owner.obj
+        if not isinstance(info, ClassInfo) or not owner.module:
+            return False
+
+        def build() -> bool:
+            text = "\n".join(self.index.lines(owner.module)[info.line - 1:info.end_line])
+            # `setattr(self, name, new)` after `getattr(self, name)` only replaces members that exist
+            return "self.__dict__" in text or any(f"getattr(self, {m.group(1)}" not in text
+                                                  for m in _SETATTR.finditer(text))
+        return self.memo(("dynamic", owner.path), build)
 
     def replaced_member(self, owner_path: str, name: str) -> tuple[Symbol | None, Symbol | None]:
         """(owner symbol, its member `name`): what a patch of `owner_path.name` replaces here."""
@@ -200,3 +242,29 @@ class HostView:
             if f'"{flag}"' in line or f"'{flag}'" in line:
                 return i
         return 1
+
+    # -- source, for evidence and for checks that need a body ----------------------------------------
+    def line_text(self, module: str, line: int) -> str:
+        """The stripped text of one line of a host module ('' past its end)."""
+        return self.index.line_text(module, line)
+
+    def site(self, module: str, line: int, unit: str = "") -> Location:
+        """A host location (path, line, the line's text) inside unit `unit`: a call site, a flag read."""
+        return Location(self.index.paths[module], line, 0, unit, self.line_text(module, line)[:100])
+
+    def units(self, module: str) -> list[Unit]:
+        """The code units (functions, methods, module and class bodies) of a parsed host module."""
+        def build() -> list[Unit]:
+            tree = self.index.parsed(module)
+            return list(iter_units(tree)) if tree is not None else []
+        return self.memo(("units", module), build)
+
+    def unit_facts(self, module: str, unit: Unit) -> UnitFacts:
+        """One walk over a unit: its calls, imports, assignments, guards (kept on the index)."""
+        return unit_facts(self.index, module, unit)
+
+    def function_node(self, sym: Symbol) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The parsed `def` of a host function or method symbol."""
+        if not sym.module or not isinstance(sym.obj, FunctionInfo):
+            return None
+        return function_node(self.index, sym.module, sym.obj.line)

@@ -6,7 +6,6 @@ results are memoised per path because checks ask the same questions many times.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from .index import CodeIndex
@@ -21,7 +20,6 @@ MODULE, CLASS, FUNCTION, METHOD, ATTRIBUTE, INSTANCE_ATTR, LAZY, EXTERNAL, OPAQU
 INERT_BASES = frozenset({
     "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol", "builtins.object", "object",
     "enum.Enum", "typing.NamedTuple", "typing.TypedDict", "typing_extensions.TypedDict"})
-_SETATTR = re.compile(r"setattr\(\s*self\s*,\s*([A-Za-z_]\w*)\s*,")
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,6 @@ class Resolver:
         self.top = top
         self._memo: dict[str, Symbol | None] = {}
         self._mro: dict[str, tuple[Symbol, ...]] = {}
-        self._dynamic: dict[str, bool] = {}
 
     # -- paths ---------------------------------------------------------------------------------
     def resolve(self, path: str) -> Symbol | None:
@@ -188,9 +185,9 @@ class Resolver:
         return self._mro[cls.path]
 
     def class_member(self, cls: Symbol, name: str, *, instance: bool = False) -> Symbol | None:
-        """`name` on `cls` through its MRO, past inert bases (`INERT_BASES`); `instance=True` also counts
-        `self.X = ...` assignments. An EXTERNAL symbol when the members are unknowable: an outside
-        base, a base bound to a value, or a class with `__getattr__` or dynamic `setattr(self, ...)`."""
+        """What class `cls` defines as `name`, through its MRO past inert bases (`INERT_BASES`: the one
+        rule every lookup shares); `instance=True` also counts `self.X = ...` assignments. An EXTERNAL
+        symbol when an outside base (or a base bound to a value) may define it."""
         for owner in self.mro(cls):
             info = owner.obj
             if owner.kind == EXTERNAL and owner.path in INERT_BASES:
@@ -201,21 +198,7 @@ class Resolver:
             found = own_member(owner, info, name, instance)
             if found is not None:
                 return found
-            if "__getattr__" in info.methods or "__getattribute__" in info.methods or self.sets_dynamically(owner):
-                return Symbol(EXTERNAL, f"{owner.path}.{name}", "", owner=owner.path)
         return None
-
-    def sets_dynamically(self, owner: Symbol) -> bool:
-        """`self.__dict__`, or `setattr(self, key, ...)` with a key never read back: members are unknowable."""
-        info = owner.obj
-        if not isinstance(info, ClassInfo) or not owner.module:
-            return False
-        if owner.path not in self._dynamic:
-            text = "\n".join(self.index.lines(owner.module)[info.line - 1:info.end_line])
-            # `setattr(self, name, new)` after `getattr(self, name)` only replaces members that exist
-            self._dynamic[owner.path] = "self.__dict__" in text or any(
-                f"getattr(self, {m.group(1)}" not in text for m in _SETATTR.finditer(text))
-        return self._dynamic[owner.path]
 
     def has_external_base(self, cls: Symbol) -> bool:
         return any(s.kind != CLASS for s in self.mro(cls)[1:])
