@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sources.progress import ProgressFn, no_progress
-from ..sources.tree import SourceTree
+from ..sources.tree import SourceTree, python_lines
 from .parse import summarize
 from .summary import BindingKind, ModuleSummary
 
@@ -145,9 +145,10 @@ class CodeIndex:
         return self._sources[module]
 
     def lines(self, module: str) -> list[str]:
-        """A module's lines, split once (callers must not modify the list)."""
+        """A module's lines numbered as `ast` numbers them (not split at form feeds), split once;
+        callers must not modify the list."""
         if module not in self._lines:
-            self._lines[module] = self.source(module).splitlines()
+            self._lines[module] = python_lines(self.source(module))
         return self._lines[module]
 
     def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
