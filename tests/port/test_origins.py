@@ -3,13 +3,14 @@ so the skipped bump's upstream change is in the proposal, and it is a latent fin
 
 from dataclasses import replace
 
-from harness import HOST, PLUGIN, inline_tree, only
+from harness import HOST, PLUGIN, expect, inline_tree, only
+from pinport.checks.forks import ForksCheck
 from pinport.checks.mirrors import MirrorsCheck
 from pinport.config import Settings
 from pinport.findings import Severity, Status
 from pinport.port import CLEAN, plan_port
 from pinport.scan import load_models, scan_models
-from scenarios import DRAINING_ENGINE, DRAINING_MIRRORS, DRAINING_STEPS, PATCHING
+from scenarios import ATTN, ATTN_FORK, DRAINING_ENGINE, DRAINING_MIRRORS, DRAINING_STEPS, PATCHING
 
 # 0.5: what the plugin copied; 1.0 (OLD): counts steps per item, a bump the copy skipped; 2.0 (NEW): annotates
 EARLY = DRAINING_ENGINE
@@ -17,11 +18,13 @@ OLD = DRAINING_STEPS
 NEW = DRAINING_STEPS.replace("        outputs = []\n", "        outputs: list = []\n")
 
 
-def models(tmp_path, *, history=True):
+def models(tmp_path, *, history=True, versions=(EARLY, OLD, NEW), path="host/engine.py",
+           plugin_files=None):
     settings = Settings(host=HOST, plugin_package=PLUGIN, pin_sources=())
-    trees = {v: replace(inline_tree(tmp_path / v, HOST, f"host {v}", {"host/engine.py": text}), version=v)
-             for v, text in (("0.5", EARLY), ("1.0", OLD), ("2.0", NEW))}
-    plugin = inline_tree(tmp_path / "plugin", PLUGIN, "plugin", {"plug/patch.py": DRAINING_MIRRORS, **PATCHING})
+    trees = {v: replace(inline_tree(tmp_path / v, HOST, f"host {v}", {path: text}), version=v)
+             for v, text in zip(("0.5", "1.0", "2.0"), versions, strict=True)}
+    plugin = inline_tree(tmp_path / "plugin", PLUGIN, "plugin",
+                         plugin_files or {"plug/patch.py": DRAINING_MIRRORS, **PATCHING})
     loaded = load_models(plugin, trees["1.0"], trees["2.0"], settings, history=(trees["0.5"],) if history else ())
     return loaded, settings
 
@@ -47,6 +50,7 @@ def test_merging_from_old_would_drop_the_skipped_bump(tmp_path):
 def test_a_lagging_copy_is_a_latent_finding_naming_its_release(tmp_path):
     loaded, settings = models(tmp_path)
     result = scan_models(loaded, settings, extra_checks=(MirrorsCheck(),))
+    expect(result, ["PP1201 warning drift", "PP1204 warning latent"])
     finding = only(result, "PP1204")
     assert (finding.status, finding.level) == (Status.LATENT, Severity.WARNING)
     assert finding.plugin.path == "plug/patch.py" and finding.plugin.unit == "EnginePatch.step"
@@ -57,3 +61,28 @@ def test_a_lagging_copy_is_a_latent_finding_naming_its_release(tmp_path):
     assert "-        self.steps += 1" in finding.details and "+        self.steps += len(batch)" in finding.details
     # drain was copied from 0.5 too, but 1.0 did not change it: current, no finding
     assert [f.plugin.unit for f in result.findings if f.code == "PP1204"] == ["EnginePatch.step"]
+
+
+def test_without_the_history_there_is_no_lag_finding(tmp_path):
+    loaded, settings = models(tmp_path, history=False)
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["PP1201 warning drift", "no PP1204"])
+
+
+def test_a_fork_of_an_older_release_is_a_latent_finding(tmp_path):
+    old = ATTN.replace("return output * self.scale", "return (output * self.scale).float()")
+    new = old.replace("lengths = metadata.seq_lens", "lengths = metadata.seq_lens_cpu")
+    loaded, settings = models(tmp_path, versions=(ATTN, old, new), path="host/attn.py",
+                              plugin_files={"plug/tree_attn.py": ATTN_FORK})
+    result = scan_models(loaded, settings, extra_checks=(ForksCheck(),))
+    expect(result, ["PP0801 warning drift", "PP0807 warning latent"])
+    lag = only(result, "PP0807")
+    assert (lag.plugin.path, lag.subject, lag.old.path, lag.new.path) == (
+        "plug/tree_attn.py", "host.attn", "host/attn.py", "host/attn.py")
+    assert lag.args["origin"] == "copied from host 0.5 and not updated since: upstream changed it in 1.0"
+    assert "+        return (output * self.scale).float()" in lag.details
+    [fork] = plan_port(loaded, settings)
+    assert fork.base_label == "host 0.5" and "(output * self.scale).float()" in fork.merge.text
+    assert "metadata.seq_lens_cpu" in fork.merge.text and fork.status == CLEAN
+    current, settings = models(tmp_path / "current", versions=(old, old, new), path="host/attn.py",
+                               plugin_files={"plug/tree_attn.py": ATTN_FORK})
+    expect(scan_models(current, settings, extra_checks=(ForksCheck(),)), ["PP0801 warning drift", "no PP0807"])
