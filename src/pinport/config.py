@@ -40,7 +40,11 @@ class Settings:
     fork_threshold: float = 0.5
     forks: tuple[tuple[str, str], ...] = ()  # declared (plugin file, host file) pairs
     rebase_branch_pattern: str = "rebase/vllm_v*"
+    # a rebase branch whose tree holds one of these files (anywhere) is a completed, validated rebase
+    validation_records: tuple[str, ...] = ("REBASE_TEST.md", "REBASE_REPORT.md")
     probes_file: str = ""
+    # link template for host evidence in the rebase documents: {version}, {path}, {line}
+    host_source_url: str = ""
     profile: str = ""
 
     @property
@@ -48,7 +52,7 @@ class Settings:
         return self.host_distribution or self.host
 
 
-_LIST_FIELDS = {"skip", "patch_helpers"}
+_LIST_FIELDS = {"skip", "patch_helpers", "validation_records"}
 
 
 def _coerce(raw: dict, origin: str) -> dict:
