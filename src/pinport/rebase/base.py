@@ -17,9 +17,8 @@ from packaging.version import InvalidVersion, Version
 from ..config import Settings
 from ..errors import PinportError
 from ..ledger.git import GitRepo
+from ..ledger.history import MAIN_BRANCHES
 from ..pins import read_pin
-
-MAIN_BRANCHES = ("main", "master")
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,7 @@ def render_evolution(rebase: Rebase) -> str:
         return (f"# Evolution ledger\n\n{rebase.plugin_label} is not a git checkout: the ledger reads every past "
                 "pin from git history and rebase branches. Run `pinport rebase` in a clone of the plugin.\n")
     try:
-        ledger = build_ledger(root, rebase.settings, _probes(rebase, root))
+        ledger = build_ledger(root, rebase.settings, _probes(rebase, root), planned=rebase.new)
     except PinportError as exc:
         return f"# Evolution ledger\n\nNo ledger: {exc}.\n"
-    text = render_markdown(ledger)
-    if ledger.columns and ledger.columns[-1].pin != rebase.new:
-        text += (f"\nNEW ({rebase.new}) is not a column yet: the working tree still pins "
-                 f"{ledger.columns[-1].pin}; `pinport rebase --apply` moves the pin.\n")
-    return text
+    return render_markdown(ledger)
