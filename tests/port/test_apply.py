@@ -94,7 +94,20 @@ def test_cli_dry_run_write_and_usage(load, tmp_path):
     _, _, root = load(OLD, NEW, PLUGIN, git_repo=True)
     dry = cli(root)
     assert dry.exit_code == 1, dry.output  # conflicts remain
-    assert "3 copies: 2 clean merges (0 already ported), 1 with conflicts" in dry.output
+    assert "3 copies: 2 clean merges (2 verified, 0 already ported), 0 failing verification, 1 with conflicts " \
+        "(1 blocks; 1 from the line merge alone)" in dry.output
+    # the conflict explained: the plugin's line, upstream's change of it
+    assert """  conflict plug/patch.py:20 in EnginePatch.step: both sides changed these lines: merge by hand (upstream's \
+change is shown as a diff)
+    plugin:
+                  value = self.compute(item) + 1
+    upstream OLD -> NEW:
+      @@ -1 +1 @@
+      -            value = self.compute(item)
+      +            value = self.compute(item) * 2
+""" in dry.output
+    as_json = cli(root, "--format", "json")
+    assert as_json.exit_code == 1 and '"line_conflict_blocks": 1' in as_json.output
     written = cli(root, "--write", str(tmp_path / "out"))
     assert written.exit_code == 1 and (tmp_path / "out" / "port.patch").is_file()
     assert git(root, "status", "--porcelain") == ""

@@ -112,7 +112,8 @@ def test_unchanged_twins_propose_nothing(load):
                                   {"host/engine.py": ENGINE, "host/attn.py": FORKED},
                                   {"plug/patch.py": MIRRORS, "plug/tree_attn.py": FORK, **PATCHING})
     report = run_port(models, settings)
-    assert report.counts() == {"clean": 0, "conflict": 0, "unchanged": 3, "gone": 0, "already_ported": 0}
+    assert report.counts() == {"clean": 0, "conflict": 0, "unchanged": 3, "gone": 0, "unverified": 0,
+                               "already_ported": 0, "verified": 0}
     assert report.proposals == () and report.conflicts == 0
     assert "3 unchanged upstream" in render_port(report)
 
@@ -136,4 +137,4 @@ def test_public_api():
     import pinport.port as port
 
     assert sorted(port.__all__) == sorted(n for n in dir(port) if not n.startswith("_") and n not in (
-        "annotations", "apply", "merge", "plan", "refine", "render", "run", "write"))
+        "annotations", "apply", "explain", "merge", "plan", "refine", "render", "run", "verify", "write"))

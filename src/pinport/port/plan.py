@@ -19,6 +19,8 @@ from .merge import MergeResult, conflict_lines, is_marker, merge3
 from .refine import Refined, Rename, apply_renames, find_renames, refine_merge
 
 UNCHANGED, CLEAN, CONFLICT, GONE = "unchanged", "clean", "conflict", "gone"
+UNVERIFIED = "unverified"
+_REFINE_LINES = 12_000  # the finer merges are for methods and files of ordinary size; beyond, git's result stands  # merged without conflicts, but the proposal failed verification
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,7 @@ class PortItem:
     """One copy and its proposal: status, the merged text and the lines that replace the copy."""
 
     copy: Copy
-    status: str  # UNCHANGED (upstream did not change it), CLEAN, CONFLICT, GONE (NEW lacks it)
+    status: str  # UNCHANGED (upstream did not change it), CLEAN, CONFLICT, GONE (NEW lacks it), UNVERIFIED
     delta: LineDelta  # what the copy kept, changed and added relative to upstream OLD
     merge: MergeResult | None = None
     proposal: tuple[str, ...] = ()  # the replacement lines, indented as in the plugin file
@@ -35,6 +37,8 @@ class PortItem:
     renames: tuple[Rename, ...] = ()  # upstream renames applied to the plugin's own lines
     refused: tuple[str, ...] = ()  # plugin lines a finer merge would have lost (so it was not used)
     origin: Origin | None = None  # the release the copy matches best (the merge base when it lags OLD)
+    verified: bool = False  # a clean proposal that parses and re-scans without new findings (port.verify)
+    verification: str = ""  # why an UNVERIFIED proposal failed
 
     @property
     def base_label(self) -> str:
@@ -84,7 +88,8 @@ def merge_copy(ours: str, base: str, theirs: str, labels: tuple[str, str, str]
     leaves fewer (or smaller) conflicts and loses none of the plugin's own lines; upstream renames applied to
     the plugin's lines. (result, line-merge conflicts, the retry, renames applied, lines refused)."""
     line = merge3(ours, base, theirs, labels=labels)
-    refined = refine_merge(ours, base, theirs, labels) if line.conflicts else None
+    small = sum(x.count("\n") for x in (ours, base, theirs)) <= _REFINE_LINES
+    refined = refine_merge(ours, base, theirs, labels) if line.conflicts and small else None
     refused: tuple[str, ...] = ()
     if refined is not None and (refined.conflicts, _marked_lines(refined.text)) < (line.conflicts,
                                                                                    _marked_lines(line.text)):

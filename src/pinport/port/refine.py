@@ -361,6 +361,9 @@ def find_renames(base: str, theirs: str) -> list[Rename]:
 def _pairs(old: list[str], new: list[str]) -> list[tuple[list[Token], list[Token]]]:
     """Lines of a replaced run paired with the new line of the same length most like them."""
     out = []
+    if len(old) * len(new) > 400:  # a long rewrite: pair lines by position only (renames are local edits)
+        pairs = [(tokens(a.strip()), tokens(b.strip())) for a, b in zip(old, new, strict=False)]
+        return [(a, b) for a, b in pairs if a and b and len(a) == len(b)]
     theirs = [t for t in (tokens(x.strip()) for x in new) if t]
     for line in old:
         mine = tokens(line.strip())

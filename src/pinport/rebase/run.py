@@ -20,8 +20,8 @@ from ..ledger.git import GitRepo
 from ..model.index import IndexCache, load_index, load_indexes
 from ..pins import read_pin
 from ..plugin.model import load_plugin_model
-from ..port.plan import CLEAN, PortItem, file_proposals
-from ..port.run import plan_port
+from ..port.plan import PortItem, file_proposals
+from ..port.run import verified_merges
 from ..scan import Models, _view, scan_models
 from ..sources import (
     Cache,
@@ -171,7 +171,7 @@ def _plugin_models(tree: SourceTree, host: Models, settings: Settings, cache: In
 
 
 def _merges(models: Models, settings: Settings) -> tuple[PortItem, ...]:
-    return tuple(i for i in plan_port(models, settings) if i.status == CLEAN and i.changes)
+    return verified_merges(models, settings)
 
 
 def _prefixed(prefix: str, read: Callable[[str], str | None]) -> Callable[[str], str | None]:
