@@ -145,7 +145,3 @@ def test_branch_pattern_argument(synthetic: Synthetic) -> None:
     assert ledger.pins == ("0.8.1", "0.9.0.1", "0.10.1", "0.13.0")
 
 
-def test_deterministic(synthetic: Synthetic) -> None:
-    assert build_ledger(synthetic.root, SETTINGS, PROBES) == build_ledger(
-        synthetic.root, SETTINGS, PROBES
-    )
