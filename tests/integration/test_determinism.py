@@ -24,7 +24,6 @@ SEEDS = ("1", "4242")
 def pinport(args: list[str], seed: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
     """`pinport ARGS` in a fresh interpreter of this environment, with its own hash seed."""
     env = {**os.environ, "PYTHONHASHSEED": seed}
-    env.pop("PINPORT_CACHE_DIR", None)
     return subprocess.run([sys.executable, "-c", "from pinport.cli.main import entry; entry()", *args],
                           cwd=cwd, env=env, capture_output=True, timeout=900)
 
@@ -125,7 +124,9 @@ def test_ledger_output_is_the_same_bytes_under_two_hash_seeds(tmp_path: Path):
 
 @pytest.mark.real
 def test_real_release_scan_is_the_same_bytes_under_two_hash_seeds(tmp_path: Path):
-    """arctic-inference 0.3.0 against vLLM 0.26.0 -> 0.33.0, each run indexing every file afresh."""
+    """arctic-inference 0.3.0 against vLLM 0.26.0 -> 0.33.0. Both runs share the user cache (its index
+    is warm): what differs is every set and dict the checks and reports build; the synthetic scans
+    above index afresh in each run."""
     from pinport.sources import Cache, fetch_release
 
     cache = Cache()
@@ -133,5 +134,5 @@ def test_real_release_scan_is_the_same_bytes_under_two_hash_seeds(tmp_path: Path
     old, new = (fetch_release("vllm", v, cache=cache, prefer="wheel", packages=("vllm",)) for v in ("0.26.0", "0.33.0"))
     args = ["scan", "--plugin", str(plugin.project_root or plugin.root), "--old", str(old.root),
             "--new", str(new.root), "--format", "json", "--no-progress"]
-    first, second = twice(args, tmp_path)
+    first, second = twice(args, tmp_path, cache_option=False)
     assert first == second and first.count(b'"code"') > 50
