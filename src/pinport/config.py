@@ -26,6 +26,58 @@ class PinSource:
 
 
 @dataclass(frozen=True)
+class GateSettings:
+    """`[tool.pinport.gate]`: how the no-GPU gate bootstraps the plugin in a real host environment.
+
+    `env` is set in the gate's subprocess before anything is imported (the plugin's own switches
+    for its platform and version checks); `stub` names modules to stand in for up front, whether
+    or not they exist; `entry-point` ("module:function") overrides the plugin's registered entry
+    point in `entry-point-group`; `apply` lists functions ("module:Class.method") called after it, for
+    patches the plugin applies later than its bootstrap (when a host worker starts, say); `tests` is
+    the plugin's test directory, relative to its project.
+    """
+
+    env: tuple[tuple[str, str], ...] = ()
+    stub: tuple[str, ...] = ()
+    entry_point: str = ""
+    entry_point_group: str = "vllm.general_plugins"
+    apply: tuple[str, ...] = ()
+    tests: str = "tests"
+    timeout: float = 900.0  # seconds for one gate subprocess
+
+
+def _coerce_gate(raw: object, origin: str) -> GateSettings:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{origin}: 'gate' must be a table")
+    out: dict = {}
+    for key, value in raw.items():
+        name = key.replace("-", "_")
+        if name == "env":
+            if not isinstance(value, dict) or not all(isinstance(v, str | int | bool) for v in value.values()):
+                raise ConfigError(f"{origin}: 'gate.env' must be a table of strings")
+            value = tuple(sorted((str(k), str(int(v)) if isinstance(v, bool) else str(v)) for k, v in value.items()))
+        elif name in ("stub", "apply"):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{origin}: 'gate.{key}' must be a list of strings")
+            if name == "apply" and not all(":" in v for v in value):
+                raise ConfigError(f"{origin}: 'gate.apply' entries must be 'module:function'")
+            value = tuple(value)
+        elif name in ("entry_point", "entry_point_group", "tests"):
+            if not isinstance(value, str):
+                raise ConfigError(f"{origin}: 'gate.{key}' must be a string")
+            if name == "entry_point" and value and ":" not in value:
+                raise ConfigError(f"{origin}: 'gate.entry-point' must be 'module:function'")
+        elif name == "timeout":
+            if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+                raise ConfigError(f"{origin}: 'gate.timeout' must be a positive number")
+            value = float(value)
+        else:
+            raise ConfigError(f"{origin}: unknown setting 'gate.{key}'")
+        out[name] = value
+    return replace(GateSettings(), **out)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything a scan needs to know about the plugin and its host; frozen once loaded."""
 
@@ -42,6 +94,7 @@ class Settings:
     rebase_branch_pattern: str = "rebase/vllm_v*"
     probes_file: str = ""
     profile: str = ""
+    gate: GateSettings = GateSettings()
 
     @property
     def host_dist(self) -> str:
@@ -73,6 +126,8 @@ def _coerce(raw: dict, origin: str) -> dict:
                 value = tuple((str(item["plugin"]), str(item["host"])) for item in value)
             except (TypeError, KeyError):
                 raise ConfigError(f"{origin}: 'forks' entries need 'plugin' and 'host'") from None
+        elif name == "gate":
+            value = _coerce_gate(value, origin)
         elif name in ("mirror_threshold", "fork_threshold"):
             if not isinstance(value, int | float) or not 0 < value <= 1:
                 raise ConfigError(f"{origin}: '{key}' must be a number in (0, 1]")
@@ -127,8 +182,12 @@ def load_settings(plugin_root: Path | None, overrides: dict | None = None) -> Se
         guess_profile(pyproject, plugin_root) if plugin_root else "")
     merged: dict = {}
     if profile:
-        merged.update(_coerce(load_profile(profile), f"profile {profile}"))
+        raw_profile = load_profile(profile)
+        merged.update(_coerce(raw_profile, f"profile {profile}"))
         merged["profile"] = profile
+        if isinstance(raw_profile.get("gate"), dict) and isinstance(table.get("gate"), dict):
+            # the plugin's [tool.pinport.gate] keys win one by one over the profile's
+            table = {**table, "gate": {**raw_profile["gate"], **table["gate"]}}
     merged.update(_coerce(table, "pyproject.toml [tool.pinport]"))
     settings = replace(Settings(), **merged)
     typed = {k: v for k, v in overrides.items() if k != "profile"}
