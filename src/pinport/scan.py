@@ -6,17 +6,20 @@ import gc
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_all_start_methods, get_context
 
+from .accept import accept_findings
 from .checks import Check, select_checks
-from .checks.base import HostView, ScanContext
+from .checks.base import ScanContext
 from .config import Settings
-from .findings import Finding, Kind, Location, ScanResult, Severity, Status
+from .facts import ScanFacts
+from .findings import Finding, Kind, Location, ScanResult, Severity, Status, number_occurrences
+from .model.host import HostView
 from .model.index import CodeIndex, IndexCache, load_indexes
 from .model.resolve import Resolver
 from .plugin.model import PluginModel, load_plugin_model
@@ -38,6 +41,13 @@ class Models:
     plugin: PluginModel
     old: HostView
     new: HostView
+    _facts: ScanFacts | None = field(default=None, init=False, repr=False)
+
+    def facts(self, settings: Settings) -> ScanFacts:
+        """The shared facts of a scan of these models (kept while the settings stay the same)."""
+        if self._facts is None or self._facts.settings != settings:
+            self._facts = ScanFacts(self.plugin, self.old, self.new, settings)
+        return self._facts
 
 
 def load_models(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Settings, *,
@@ -180,24 +190,37 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
     started = time.perf_counter()
     selected = extra_checks or select_checks(checks)
     plugin = models.plugin
-    sides = (ScanContext(plugin, models.new, models.old, True, settings),
-             ScanContext(plugin, models.old, models.new, False, settings))
+    facts = models.facts(settings)
+    sides = (ScanContext(plugin, models.new, models.old, True, settings, facts),
+             ScanContext(plugin, models.old, models.new, False, settings, facts))
     with _collector_paused():
         by_new, by_old = _run_all(tuple(selected), sides, strict)
-    on_new = _fold(_dedupe(f for c in selected for f in by_new[c.name]))
-    on_old = _fold(_dedupe(f for c in selected for f in by_old[c.name]))
-    old_prints = {f.fingerprint for f in on_old}
-    new_prints = {f.fingerprint for f in on_new}
-    findings = [f.with_status(Status.LATENT if f.fingerprint in old_prints else Status.DRIFT) for f in on_new]
+    on_new = number_occurrences(_fold(_dedupe(f for c in selected for f in by_new[c.name])))
+    on_old = number_occurrences(_fold(_dedupe(f for c in selected for f in by_old[c.name])))
+    on_old_ids = {f.identity for f in on_old}
+    on_new_ids = {f.identity for f in on_new}
+    findings = [f.with_status(Status.LATENT if f.identity in on_old_ids else Status.DRIFT) for f in on_new]
     findings.extend(_syntax_errors(plugin))
-    fixed = [f.with_status(Status.FIXED) for f in on_old if f.fingerprint not in new_prints]
+    fixed = [f.with_status(Status.FIXED) for f in on_old if f.identity not in on_new_ids]
     for index in (plugin.index, models.old.index, models.new.index):
         index.flush()  # summaries built on demand go to the cache for the next run
-    return ScanResult(
+    result = ScanResult(
         plugin_label=plugin.label, old_label=models.old.label, new_label=models.new.label,
         findings=tuple(sorted(findings, key=Finding.sort_key)),
         checks=tuple(c.name for c in selected), files_scanned=len(plugin.modules),
         seconds=time.perf_counter() - started, fixed=tuple(sorted(fixed, key=Finding.sort_key)))
+    return accept_findings(result, settings, _line_reader(plugin))
+
+
+def _line_reader(plugin: PluginModel) -> Callable[[str, int], str]:
+    """`line_of(path, line)` over the plugin's own files, for inline `# pinport: ignore` comments."""
+    modules = {path: module for module, path in plugin.index.paths.items()}
+
+    def line_of(path: str, line: int) -> str:
+        module = modules.get(path)
+        return plugin.index.line_text(module, line) if module is not None else ""
+
+    return line_of
 
 
 def _syntax_errors(plugin: PluginModel) -> Iterable[Finding]:
@@ -206,7 +229,7 @@ def _syntax_errors(plugin: PluginModel) -> Iterable[Finding]:
         if error:
             line = int(error.split(":")[0].split()[-1]) if error.startswith("line ") else 0
             yield Finding(PLUGIN_SYNTAX_ERROR, {"error": error}, Location(plugin.index.paths[module], line),
-                          subject=module)
+                          subject=module, status=Status.LATENT)  # the plugin's own: true on either host
 
 
 def scan(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Settings, *,

@@ -16,7 +16,7 @@ from .discover import PluginNames, PluginSurface, discover
 class PluginModel:
     index: CodeIndex
     package: str
-    modules: list[str]  # the modules scanned (settings.skip removed), sorted
+    modules: list[str]  # the modules scanned (settings.skipped removed), sorted
     surface: PluginSurface
     names: PluginNames
 
@@ -64,7 +64,7 @@ def find_package(index: CodeIndex, settings: Settings) -> str:
 def load_plugin_model(index: CodeIndex, settings: Settings) -> PluginModel:
     """Select the plugin's modules (minus skipped sub-packages) and discover their host surface."""
     package = find_package(index, settings)
-    skipped = tuple(f"{package}.{s}" for s in settings.skip)
+    skipped = tuple(f"{package}.{s}" for s in settings.skipped)
     modules = sorted(m for m in index.modules
                      if (m == package or m.startswith(package + "."))
                      and not any(m == s or m.startswith(s + ".") for s in skipped))
