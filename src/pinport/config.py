@@ -34,6 +34,7 @@ class Settings:
     plugin_package: str = ""  # the plugin's import package; found from the tree when empty
     skip: tuple[str, ...] = ()  # plugin sub-packages not scanned (relative dotted names)
     patch_helpers: tuple[str, ...] = ("ArcticPatch",)  # class P(Helper[Target]) idiom
+    entry_point_groups: tuple[str, ...] = ()  # plugin entry-point groups besides <host>.general/platform_plugins
     pin_sources: tuple[PinSource, ...] = (PinSource("requirement", extra="*"),)
     fail_on: str = "error"  # lowest severity that makes the exit code 1
     mirror_threshold: float = 0.6
@@ -48,7 +49,7 @@ class Settings:
         return self.host_distribution or self.host
 
 
-_LIST_FIELDS = {"skip", "patch_helpers"}
+_LIST_FIELDS = {"skip", "patch_helpers", "entry_point_groups"}
 
 
 def _coerce(raw: dict, origin: str) -> dict:
@@ -94,7 +95,7 @@ def load_profile(name: str) -> dict:
     path = resources.files("pinport") / "profiles" / f"{name}.toml"
     if not path.is_file():
         raise ConfigError(f"unknown profile '{name}' (known: {', '.join(available_profiles())})")
-    return tomllib.loads(path.read_text(encoding="utf-8"))
+    return tomllib.loads(path.read_text(encoding="utf-8-sig"))
 
 
 def read_pyproject(plugin_root: Path) -> dict:
@@ -102,7 +103,7 @@ def read_pyproject(plugin_root: Path) -> dict:
     if not path.is_file():
         return {}
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
 

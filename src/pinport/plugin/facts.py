@@ -472,7 +472,7 @@ def plugin_class_info(index: CodeIndex, module: str, qualname: str) -> ClassInfo
 
 def plugin_resolver(plugin: PluginModel) -> Resolver:
     """A resolver over the plugin's own tree (host bases come out EXTERNAL); callers keep it for a run."""
-    return Resolver(plugin.index, plugin.package)
+    return Resolver(plugin.index, plugin.packages or plugin.package)
 
 
 def added_members(plugin: PluginModel) -> dict[str, frozenset[str]]:
