@@ -33,14 +33,15 @@ def test_apply_edits_each_copy_and_reports_conflicts(load):
     changes = {c.unit: c for c in report.applied}
     assert list(changes) == ["EnginePatch.drain", "EnginePatch.step", "<module>"]
     drain, step, fork = changes["EnginePatch.drain"], changes["EnginePatch.step"], changes["<module>"]
-    assert (drain.path, drain.old_start, drain.old_end, drain.new_end) == ("plug/patch.py", 6, 13, 14)
-    assert "+        queue = list(queue)" in drain.diff and drain.conflict_lines == ()
+    assert (drain.path, drain.edit.start, drain.edit.end, drain.edit.new_end) == ("plug/patch.py", 6, 13, 14)
+    assert "+        queue = list(queue)" in drain.edit.diff() and drain.conflict_lines == ()
+    assert drain.edit.describe() == ["plug/patch.py:8 (nothing) -> queue = list(queue)"]
     # step moved down by the line drain gained, and grew by its conflict block
-    assert (step.old_start, step.old_end, step.new_start) == (15, 23, 16)
+    assert (step.edit.start, step.edit.end, step.edit.new_start) == (15, 23, 16)
     text = (root / "plug/patch.py").read_text()
     lines = text.splitlines()
     assert [lines[n - 1] for n in step.conflict_lines] == ["<<<<<<< plugin"]
-    assert lines[step.new_end - 1] == "        return outputs" and text.endswith("return outputs\n")
+    assert lines[step.edit.new_end - 1] == "        return outputs" and text.endswith("return outputs\n")
     assert "queue = list(queue)" in text and "print(\"drained\", len(results))" in text
     assert fork.conflict_lines == () and "kv_cache.unbind(1)" in (root / "plug/tree_attn.py").read_text()
     assert "unbind(0)" not in (root / "plug/tree_attn.py").read_text()
@@ -103,5 +104,9 @@ def test_cli_dry_run_write_and_usage(load, tmp_path):
     assert refused.exit_code == 2 and "uncommitted changes" in refused.output
     git(root, "checkout", "--", "plug/patching.py")
     applied = cli(root, "--apply")
-    assert applied.exit_code == 1 and "applied mirror EnginePatch.step -> plug/patch.py:16-" in applied.output
+    assert applied.exit_code == 1, applied.output
+    assert "applied mirror EnginePatch.step: plug/patch.py:15-23 -> lines 16-30; conflicts remain at lines 19" \
+        in applied.output
+    assert "    plug/patch.py:8 (nothing) -> queue = list(queue)" in applied.output
+
     assert "conflicts remain at lines" in applied.output

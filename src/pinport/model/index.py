@@ -25,7 +25,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from ..sources.progress import ProgressFn, no_progress
-from ..sources.tree import SourceTree
+from ..sources.tree import SourceTree, python_lines
 from .parse import summarize
 from .summary import BindingKind, ModuleSummary
 
@@ -142,7 +142,7 @@ class CodeIndex:
         return self._sources[module]
 
     def lines(self, module: str) -> list[str]:
-        return self.source(module).splitlines()
+        return python_lines(self.source(module))  # numbered as `ast` numbers them (not at form feeds)
 
     def line_text(self, module: str, line: int) -> str:
         lines = self.lines(module)

@@ -8,7 +8,8 @@ clean git tree). It returns a PortReport and prints nothing; `render_port` words
 
 from __future__ import annotations
 
-from .apply import AppliedChange, DirtyTree
+from ..edits import DirtyTree
+from .apply import AppliedChange
 from .merge import MergeResult, MergeUnavailable, merge3
 from .plan import CLEAN, CONFLICT, GONE, UNCHANGED, FileProposal, PortItem
 from .render import render_port

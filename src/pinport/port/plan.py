@@ -81,7 +81,7 @@ def file_proposals(items: tuple[PortItem, ...], plugin: CodeIndex) -> list[FileP
     out = []
     for path, group in sorted(by_path.items()):
         module = group[0].copy.plugin.module
-        before = tuple(plugin.source(module).splitlines())
+        before = tuple(plugin.lines(module))
         after = list(before)
         for item in sorted(group, key=lambda i: -i.copy.plugin.start):  # bottom-up keeps spans valid
             span = item.copy.plugin

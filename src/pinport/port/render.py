@@ -36,12 +36,13 @@ def render_port(report: PortReport, *, diffs: bool = True) -> str:
     if report.write_dir:
         out.append(f"wrote {len(report.written)} files to {report.write_dir}: {', '.join(report.written)}")
     for change in report.applied:
-        where = f"{change.path}:{change.new_start}-{change.new_end}"
+        edit = change.edit
         conflicts = (f"; conflicts remain at lines {', '.join(map(str, change.conflict_lines))}"
                      if change.conflict_lines else "")
-        out.append(f"applied {change.kind} {change.unit} -> {where} (lines {change.old_start}-"
-                   f"{change.old_end} before the port){conflicts}")
+        out.append(f"applied {change.kind} {change.unit}: {edit.path}:{edit.start}-{edit.end} -> lines "
+                   f"{edit.new_start}-{edit.new_end}{conflicts}")
+        out.extend(f"    {line}" for line in edit.describe())
         if diffs:
-            out.extend(f"    {line}" for line in change.diff)
+            out.extend(f"      {line}" for line in edit.diff())
     out.extend(f"skipped {reason}" for reason in report.skipped)
     return "\n".join(out) + "\n"

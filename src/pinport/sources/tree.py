@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
+import io
+import re
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +33,29 @@ class SourceTree:
     project_root: Path | None = None
 
     def read_text(self, rel: str) -> str:
-        return (self.root / rel).read_text(encoding="utf-8", errors="replace")
+        """A file's text as Python reads it: its BOM or PEP 263 encoding (else UTF-8), newlines as `\\n`."""
+        return decode_source((self.root / rel).read_bytes())
+
+
+def decode_source(data: bytes) -> str:
+    """Source bytes as text: the encoding a BOM or a PEP 263 cookie names (else UTF-8), the BOM
+    dropped, undecodable bytes replaced, every line ending turned into `\\n`."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        codecs.lookup(encoding)
+    except (SyntaxError, LookupError):
+        encoding = "utf-8"
+    text = data.decode("utf-8" if encoding == "utf-8-sig" else encoding, errors="replace")
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+_TEXT_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def python_lines(text: str) -> list[str]:
+    """A source's lines without endings, split where Python's tokenizer splits them (CRLF,
+    CR, LF; not at form feeds as `str.splitlines` does), so they are numbered as `ast` numbers them."""
+    return [line.rstrip("\r\n") for line in _TEXT_LINE.findall(text)]
 
 
 def hash_bytes(data: bytes) -> str:
