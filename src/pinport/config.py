@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from importlib import resources
 from pathlib import Path
 
 from .errors import ConfigError
+
+_CODE = re.compile(r"^[A-Z]+[0-9]*$")
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,11 @@ class Settings:
     host_distribution: str = ""  # its registry name when it differs from `host`
     plugin_package: str = ""  # the plugin's import package; found from the tree when empty
     skip: tuple[str, ...] = ()  # plugin sub-packages not scanned (relative dotted names)
+    extend_skip: tuple[str, ...] = ()  # more sub-packages not scanned, added to `skip`
+    select: tuple[str, ...] = ()  # finding codes or prefixes reported (empty: all)
+    extend_select: tuple[str, ...] = ()  # codes added to `select`
+    ignore: tuple[str, ...] = ()  # codes or prefixes never reported
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (plugin path glob, codes) accepted
     patch_helpers: tuple[str, ...] = ("ArcticPatch",)  # class P(Helper[Target]) idiom
     entry_point_groups: tuple[str, ...] = ()  # plugin entry-point groups besides <host>.general/platform_plugins
     pin_sources: tuple[PinSource, ...] = (PinSource("requirement", extra="*"),)
@@ -48,8 +57,14 @@ class Settings:
     def host_dist(self) -> str:
         return self.host_distribution or self.host
 
+    @property
+    def skipped(self) -> tuple[str, ...]:
+        """Every sub-package left out of the scan: `skip` (the profile's unless replaced) and `extend-skip`."""
+        return (*self.skip, *self.extend_skip)
 
-_LIST_FIELDS = {"skip", "patch_helpers", "entry_point_groups"}
+
+_LIST_FIELDS = {"skip", "extend_skip", "patch_helpers", "entry_point_groups"}
+_CODE_FIELDS = {"select", "extend_select", "ignore"}
 
 
 def _coerce(raw: dict, origin: str) -> dict:
@@ -63,6 +78,12 @@ def _coerce(raw: dict, origin: str) -> dict:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{origin}: '{key}' must be a list of strings")
             value = tuple(value)
+        elif name in _CODE_FIELDS:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{origin}: '{key}' must be a list of finding codes")
+            value = check_codes(value, f"{origin} '{key}'")
+        elif name == "per_file_ignores":
+            value = _per_file_ignores(value, origin)
         elif name == "pin_sources":
             try:
                 value = tuple(PinSource(**{k.replace("-", "_"): v for k, v in item.items()})
@@ -82,6 +103,36 @@ def _coerce(raw: dict, origin: str) -> dict:
             raise ConfigError(f"{origin}: '{key}' must be a string")
         out[name] = value
     return out
+
+
+def _per_file_ignores(value: object, origin: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict) or not all(
+            isinstance(codes, list) and all(isinstance(c, str) for c in codes) for codes in value.values()):
+        raise ConfigError(f"{origin}: 'per-file-ignores' must be a table of glob = [codes]")
+    return tuple((glob, check_codes(codes, f"{origin} 'per-file-ignores' {glob!r}"))
+                 for glob, codes in value.items())
+
+
+def parse_per_file_ignores(entries: Iterable[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Command-line `GLOB:CODE[,CODE...]` entries, as in `--per-file-ignores 'tests/*:PP0101'`."""
+    out = []
+    for entry in entries:
+        glob, sep, codes = entry.rpartition(":")
+        if not sep or not glob or not codes:
+            raise ConfigError(f"--per-file-ignores {entry!r}: expected GLOB:CODE[,CODE...]")
+        out.append((glob, check_codes(codes.split(","), f"--per-file-ignores {entry!r}")))
+    return tuple(out)
+
+
+def check_codes(codes: Iterable[str], origin: str) -> tuple[str, ...]:
+    """Codes or code prefixes, upper-cased (`pp01` -> `PP01`); anything else is a one-line ConfigError."""
+    out = []
+    for code in codes:
+        code = code.strip().upper()
+        if not _CODE.match(code):
+            raise ConfigError(f"{origin}: '{code}' is not a finding code or code prefix (like PP0101 or PP01)")
+        out.append(code)
+    return tuple(out)
 
 
 def available_profiles() -> list[str]:
@@ -134,3 +185,14 @@ def load_settings(plugin_root: Path | None, overrides: dict | None = None) -> Se
     settings = replace(Settings(), **merged)
     typed = {k: v for k, v in overrides.items() if k != "profile"}
     return replace(settings, **typed) if typed else settings
+
+
+def with_code_flags(settings: Settings, *, select: Iterable[str] = (), extend_select: Iterable[str] = (),
+                    ignore: Iterable[str] = (), per_file_ignores: Iterable[str] = ()) -> Settings:
+    """Command-line code selection over the loaded settings: `--select` replaces the configured list,
+    the other flags add to theirs (as ruff's do)."""
+    select, extend_select = check_codes(select, "--select"), check_codes(extend_select, "--extend-select")
+    return replace(settings, select=select or settings.select,
+                   extend_select=(*settings.extend_select, *extend_select),
+                   ignore=(*settings.ignore, *check_codes(ignore, "--ignore")),
+                   per_file_ignores=(*settings.per_file_ignores, *parse_per_file_ignores(per_file_ignores)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -53,6 +54,11 @@ class Location:
         return f"{self.path}:{self.line}"
 
 
+# Template arguments that name what a finding is about; the others (version labels, counts,
+# expressions) may differ between OLD and NEW or between runs and so stay out of its identity.
+IDENTITY_ARGS = ("name", "param", "callee", "module", "cls", "target", "alias", "function", "owner")
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One problem: kind, where in the plugin, the host evidence on OLD and NEW, and a fix."""
@@ -68,6 +74,7 @@ class Finding:
     status: Status = Status.DRIFT
     severity: Severity | None = None  # overrides kind.severity when set
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+    occurrence: int = 0  # 1, 2, ... among findings that would otherwise share a fingerprint
 
     @property
     def code(self) -> str:
@@ -85,11 +92,19 @@ class Finding:
             return f"{self.kind.template} {self.args}"
 
     @property
-    def fingerprint(self) -> str:
-        """Stable identity across runs and versions: kind, plugin unit and host subject, not lines."""
+    def identity(self) -> str:
+        """What the finding is about, without lines or version labels: kind, plugin file and unit,
+        host subject and the naming arguments (a parameter, a callee); equal for OLD and NEW."""
         unit = self.plugin.unit if self.plugin else ""
         path = self.plugin.path if self.plugin else ""
-        key = "\x1f".join((self.kind.code, path, unit, self.subject, self.args.get("name", "")))
+        names = (f"{k}={self.args[k]}" for k in IDENTITY_ARGS if k in self.args)
+        return "\x1f".join((self.kind.code, path, unit, self.subject, *names))
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable identity across runs and versions, unique within one scan (lines never count:
+        findings with one identity are told apart by their order in the file)."""
+        key = self.identity + (f"\x1f#{self.occurrence}" if self.occurrence else "")
         return hashlib.sha1(key.encode()).hexdigest()[:16]
 
     def with_status(self, status: Status) -> Finding:
@@ -137,6 +152,27 @@ class ScanResult:
     files_scanned: int = 0  # plugin files analysed
     seconds: float = 0.0
     fixed: tuple[Finding, ...] = ()  # held on OLD, gone on NEW (shown on request)
+    suppressed: tuple[Finding, ...] = ()  # accepted by an inline comment or per-file-ignores
+    baselined: tuple[Finding, ...] = ()  # accepted by a baseline file
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.level is severity)
+
+
+def number_occurrences(findings: Iterable[Finding]) -> list[Finding]:
+    """Give findings that share an identity an ordinal (by plugin line), so fingerprints are unique
+    and a line moving up or down never changes one; a lone finding keeps occurrence 0."""
+    findings = list(findings)
+    groups: dict[str, list[int]] = {}
+    for i, f in enumerate(findings):
+        groups.setdefault(f.identity, []).append(i)
+    out = list(findings)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        ordered = sorted(members, key=lambda i: (findings[i].plugin.line if findings[i].plugin else 0,
+                                                 findings[i].plugin.column if findings[i].plugin else 0,
+                                                 findings[i].message))
+        for n, i in enumerate(ordered, 1):
+            out[i] = replace(findings[i], occurrence=n)
+    return out

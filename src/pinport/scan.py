@@ -6,17 +6,18 @@ import gc
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from multiprocessing import get_all_start_methods, get_context
 
+from .accept import accept_findings
 from .checks import Check, select_checks
 from .checks.base import HostView, ScanContext
 from .config import Settings
-from .findings import Finding, Kind, Location, ScanResult, Severity, Status
+from .findings import Finding, Kind, Location, ScanResult, Severity, Status, number_occurrences
 from .model.index import CodeIndex, IndexCache, load_indexes
 from .model.resolve import Resolver
 from .plugin.model import PluginModel, load_plugin_model
@@ -184,20 +185,32 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
              ScanContext(plugin, models.old, models.new, False, settings))
     with _collector_paused():
         by_new, by_old = _run_all(tuple(selected), sides, strict)
-    on_new = _fold(_dedupe(f for c in selected for f in by_new[c.name]))
-    on_old = _fold(_dedupe(f for c in selected for f in by_old[c.name]))
-    old_prints = {f.fingerprint for f in on_old}
-    new_prints = {f.fingerprint for f in on_new}
-    findings = [f.with_status(Status.LATENT if f.fingerprint in old_prints else Status.DRIFT) for f in on_new]
+    on_new = number_occurrences(_fold(_dedupe(f for c in selected for f in by_new[c.name])))
+    on_old = number_occurrences(_fold(_dedupe(f for c in selected for f in by_old[c.name])))
+    on_old_ids = {f.identity for f in on_old}
+    on_new_ids = {f.identity for f in on_new}
+    findings = [f.with_status(Status.LATENT if f.identity in on_old_ids else Status.DRIFT) for f in on_new]
     findings.extend(_syntax_errors(plugin))
-    fixed = [f.with_status(Status.FIXED) for f in on_old if f.fingerprint not in new_prints]
+    fixed = [f.with_status(Status.FIXED) for f in on_old if f.identity not in on_new_ids]
     for index in (plugin.index, models.old.index, models.new.index):
         index.flush()  # summaries built on demand go to the cache for the next run
-    return ScanResult(
+    result = ScanResult(
         plugin_label=plugin.label, old_label=models.old.label, new_label=models.new.label,
         findings=tuple(sorted(findings, key=Finding.sort_key)),
         checks=tuple(c.name for c in selected), files_scanned=len(plugin.modules),
         seconds=time.perf_counter() - started, fixed=tuple(sorted(fixed, key=Finding.sort_key)))
+    return accept_findings(result, settings, _line_reader(plugin))
+
+
+def _line_reader(plugin: PluginModel) -> Callable[[str, int], str]:
+    """`line_of(path, line)` over the plugin's own files, for inline `# pinport: ignore` comments."""
+    modules = {path: module for module, path in plugin.index.paths.items()}
+
+    def line_of(path: str, line: int) -> str:
+        module = modules.get(path)
+        return plugin.index.line_text(module, line) if module is not None else ""
+
+    return line_of
 
 
 def _syntax_errors(plugin: PluginModel) -> Iterable[Finding]:

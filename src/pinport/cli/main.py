@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from .. import __version__
+from ..accept import Baseline, baseline_document
 from ..checks import CHECKS
+from ..config import with_code_flags
 from ..errors import PinportError
 from ..findings import ScanResult, Severity
 from ..report import RENDERERS, render
@@ -35,7 +38,31 @@ def _exit_code(result: ScanResult, fail_on: str) -> int:
     return EXIT_FINDINGS if any(f.level.rank <= threshold for f in result.findings) else 0
 
 
+def _codes(value: str) -> tuple[str, ...]:
+    return tuple(c for c in (part.strip() for part in value.split(",")) if c)
+
+
+def _accept_options(func: Callable) -> Callable:
+    """Choosing which findings count: by code, by file, by inline comment (always on), by baseline."""
+    options = [
+        click.option("--select", default="", metavar="CODES",
+                     help="report only these codes or prefixes, comma-separated (replaces `select`)"),
+        click.option("--extend-select", default="", metavar="CODES", help="codes added to `select`"),
+        click.option("--ignore", default="", metavar="CODES", help="codes or prefixes never reported"),
+        click.option("--per-file-ignores", multiple=True, metavar="GLOB:CODES",
+                     help="accept CODES in plugin files matching GLOB (repeatable)"),
+        click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+                     help="accept the findings listed in FILE; report only new ones"),
+        click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+                     help="write every reported finding to FILE as the accepted baseline"),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 def _output_options(func: Callable) -> Callable:
+    func = _accept_options(func)
     options = [
         click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True,
                      help="report format"),
@@ -51,24 +78,39 @@ def _output_options(func: Callable) -> Callable:
 
 
 def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | None, no_progress: bool,
-         show_fixed: bool = False, **inputs: object) -> int:
+         select: str, extend_select: str, ignore: str, per_file_ignores: tuple[str, ...],
+         baseline: Path | None, write_baseline: Path | None, show_fixed: bool = False, **inputs: object) -> int:
+    accepted = Baseline.read(baseline) if baseline is not None else None
     with progress_reporter(enabled=not no_progress) as progress:
         resolved = resolve_inputs(progress=progress, **inputs)  # type: ignore[arg-type]
         models = resolved.load_models(progress)
-    result = scan_models(models, resolved.settings, checks=checks)
+    settings = with_code_flags(resolved.settings, select=_codes(select), extend_select=_codes(extend_select),
+                               ignore=_codes(ignore), per_file_ignores=per_file_ignores)
+    result = scan_models(models, settings, checks=checks)
+    if accepted is not None:
+        result = accepted.apply(result)
     if not show_fixed:
-        result = ScanResult(**{**result.__dict__, "fixed": ()})
+        result = replace(result, fixed=())
+    if write_baseline is not None:
+        _write(write_baseline, baseline_document(result))
+        click.echo(f"pinport: wrote baseline {write_baseline} "
+                   f"({len(result.findings) + len(result.baselined)} findings accepted)", err=True)
+        result = Baseline(frozenset(f.fingerprint for f in result.findings)).apply(result)
     color = fmt == "text" and output is None and sys.stdout.isatty()
     text = render_text(result, color=True) if color else render(result, fmt)
     if output is not None:
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise PinportError(f"cannot write {output}: {exc.strerror}") from None
+        _write(output, text)
         click.echo(f"pinport: wrote {fmt} report to {output} ({len(result.findings)} findings)", err=True)
     else:
         click.echo(text, nl=False)
     return _exit_code(result, fail_on or resolved.settings.fail_on)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise PinportError(f"cannot write {path}: {exc.strerror}") from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

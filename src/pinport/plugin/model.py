@@ -16,7 +16,7 @@ from .project import find_packages
 class PluginModel:
     index: CodeIndex
     package: str  # the first of `packages`
-    modules: list[str]  # the modules scanned (settings.skip removed), sorted
+    modules: list[str]  # the modules scanned (settings.skipped removed), sorted
     surface: PluginSurface
     names: PluginNames
     packages: tuple[str, ...] = ()  # every package scanned
@@ -53,7 +53,7 @@ def load_plugin_model(index: CodeIndex, settings: Settings) -> PluginModel:
     """Select the plugin's modules (minus skipped sub-packages) and discover their host surface."""
     found = find_packages(index, settings)
     packages = found.packages
-    skipped = tuple(f"{p}.{s}" for p in packages for s in settings.skip)
+    skipped = tuple(f"{p}.{s}" for p in packages for s in settings.skipped)
     modules = sorted(m for m in index.modules
                      if any(m == p or m.startswith(p + ".") for p in packages)
                      and not any(m == s or m.startswith(s + ".") for s in skipped))

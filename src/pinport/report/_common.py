@@ -21,11 +21,13 @@ class Summary:
     by_severity_status: dict[str, dict[str, int]]  # severity -> status -> count
     by_check: dict[str, int]  # checks that ran (registry order, zeros kept), then others by name
     fixed: int
+    suppressed: int  # accepted inline or by per-file-ignores
+    baselined: int  # accepted by a baseline file
     files_scanned: int
-    seconds: float
+    seconds: float  # wall time; shown to people, kept out of machine-readable reports
 
     def as_dict(self) -> dict[str, object]:
-        """Plain data for the JSON and SARIF renderers."""
+        """Plain data for the JSON and SARIF renderers: no timing, so equal scans give equal files."""
         return {
             "total": self.total,
             "by_severity": dict(self.by_severity),
@@ -33,8 +35,9 @@ class Summary:
             "by_severity_status": {k: dict(v) for k, v in self.by_severity_status.items()},
             "by_check": dict(self.by_check),
             "fixed": self.fixed,
+            "suppressed": self.suppressed,
+            "baselined": self.baselined,
             "files_scanned": self.files_scanned,
-            "seconds": round(self.seconds, 3),
         }
 
 
@@ -62,9 +65,21 @@ def summarize(result: ScanResult) -> Summary:
         by_severity_status=by_severity_status,
         by_check=by_check,
         fixed=len(result.fixed),
+        suppressed=len(result.suppressed),
+        baselined=len(result.baselined),
         files_scanned=result.files_scanned,
         seconds=result.seconds,
     )
+
+
+def accepted_line(summary: Summary) -> str:
+    """"3 suppressed, 12 in the baseline (not shown)", or "" when nothing was accepted."""
+    parts = []
+    if summary.suppressed:
+        parts.append(f"{summary.suppressed} suppressed")
+    if summary.baselined:
+        parts.append(f"{summary.baselined} in the baseline")
+    return ", ".join(parts) + " (not shown)" if parts else ""
 
 
 def _within_file_key(f: Finding) -> tuple:

@@ -8,6 +8,7 @@ import re
 from pinport.findings import Finding, Location, ScanResult
 from pinport.report._common import (
     SEVERITIES,
+    accepted_line,
     cap_lines,
     detail_lines,
     drift_label,
@@ -122,6 +123,8 @@ def _summary_section(result: ScanResult) -> list[str]:
     lines.append(f"{summary.files_scanned} plugin {files} scanned in {summary.seconds:.2f}s.")
     if summary.fixed:
         lines.append(f"{summary.fixed} fixed by the move (listed at the end).")
+    if accepted := accepted_line(summary):
+        lines.append(f"Accepted: {accepted}.")
     return [*lines, ""]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pinport.findings import Finding, Location, ScanResult, Severity
 from pinport.report._common import (
     Summary,
+    accepted_line,
     cap_lines,
     detail_lines,
     drift_label,
@@ -74,6 +75,8 @@ def _footer(summary: Summary, result: ScanResult) -> list[str]:
         lines.append("checks: " + ", ".join(f"{c} {n}" for c, n in summary.by_check.items()))
     if summary.fixed:
         lines.append(f"{summary.fixed} fixed by the move {result.old_label} → {result.new_label}")
+    if accepted := accepted_line(summary):
+        lines.append(accepted)
     lines.append(f"{_plural(summary.files_scanned, 'file')} scanned in {summary.seconds:.2f}s")
     return lines
 
