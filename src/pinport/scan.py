@@ -219,7 +219,7 @@ def _syntax_errors(plugin: PluginModel) -> Iterable[Finding]:
         if error:
             line = int(error.split(":")[0].split()[-1]) if error.startswith("line ") else 0
             yield Finding(PLUGIN_SYNTAX_ERROR, {"error": error}, Location(plugin.index.paths[module], line),
-                          subject=module)
+                          subject=module, status=Status.LATENT)  # the plugin's own: true on either host
 
 
 def scan(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Settings, *,

@@ -85,18 +85,21 @@ class SignaturesCheck:
         if base is not None and base.kind == EXTERNAL:
             return  # defined outside the host (torch.nn.Module.forward): not ours to judge
         _, other_base = base_member(ctx.other, patch)
+        # "no longer exists" and "now defines" read OLD -> NEW: judging OLD, no earlier version is at hand
+        earlier = other_base if ctx.judging_new else None
         label = ctx.host.label
         site = patch.site
         if base is None:
             args = {"name": patch.name, "base": patch.target, "owner": patch.owner, "label": label}
-            if other_base is not None and other_base.kind != EXTERNAL:
+            if earlier is not None and earlier.kind != EXTERNAL:
                 yield Finding(OVERRIDES_NOTHING, args, site, subject=patch.target,
                               suggestion="find where upstream moved this behaviour and re-target the override",
                               **ctx.evidence(patch.target, other_sym=other_base))
             elif patch.kind is not PatchKind.OVERRIDE:
                 yield Finding(MEMBER_ADDED, args, site, subject=patch.target, **ctx.evidence(patch.target))
             return
-        if other_base is None and patch.kind is not PatchKind.OVERRIDE and not patch.name.startswith("_orig"):
+        if ctx.judging_new and other_base is None and patch.kind is not PatchKind.OVERRIDE \
+                and not patch.name.startswith("_orig"):
             args = {"name": patch.name, "base": base.path, "label": label}
             yield Finding(MEMBER_COLLISION, args, site, subject=patch.target,
                           suggestion="decide whether the plugin's member should now replace or wrap upstream's",
