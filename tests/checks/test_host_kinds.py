@@ -3,7 +3,6 @@
 import pytest
 
 from harness import expect, only, run_scan
-from pinport.checks._hostfacts import is_env_flag_read
 from pinport.checks.host_kinds import HostKindsCheck
 
 CHECK = (HostKindsCheck(),)
@@ -99,16 +98,16 @@ def test_guarded_flag_read_is_a_warning():
 
 def test_is_env_flag_read_hook_for_the_imports_check(tmp_path):
     from harness import inline_tree
-    from pinport.checks.base import HostView
+    from pinport.model.host import HostView
     from pinport.model.index import load_index
     from pinport.model.resolve import Resolver
 
     index = load_index(inline_tree(tmp_path, "host", "host 2.0", {"host/envs.py": NO_MARLIN,
                                                                   "host/util.py": "X = 1\n"}))
     view = HostView(index, Resolver(index, "host"))
-    assert is_env_flag_read(view, "host.envs", "HOST_FORCE_MARLIN")
-    assert not is_env_flag_read(view, "host.envs", "lower_case")
-    assert not is_env_flag_read(view, "host.util", "X")
+    assert view.is_env_flag_read("host.envs", "HOST_FORCE_MARLIN")
+    assert not view.is_env_flag_read("host.envs", "lower_case")
+    assert not view.is_env_flag_read("host.util", "X")
 
 
 SETS = "import os\n\n\ndef register():\n    os.environ['HOST_USE_V2'] = '0'\n"

@@ -3,8 +3,9 @@
 import pytest
 
 from harness import expect, only, run_scan
-from pinport.checks.replaced_callers import ReplacedCallersCheck, is_narrower
+from pinport.checks.replaced_callers import ReplacedCallersCheck
 from pinport.model.summary import Param, ParamKind
+from pinport.plugin.callers import is_narrower
 
 PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
 PATCH = "plug/patch.py"
