@@ -106,7 +106,7 @@ def resolve_inputs(*, plugin_spec: str | None, old_spec: str | None, new_spec: s
         old_spec = read_pin(settings, lambda rel: read_inside(root, rel), lambda: _listing(root),
                             lambda: list_versions(settings.host_dist))
         if not old_spec:
-            raise ConfigError(f"{plugin.label}: no exact or bounded {settings.host_dist} pin found; pass --old")
+            raise ConfigError(f"{plugin.label}: no exact {settings.host_dist} pin found; pass --old")
     if not new_spec:
         new_spec = DEFAULT_NEW if default_job else _newest(settings.host_dist)
     old = load_host(old_spec, settings, cache=cache, progress=progress)
