@@ -274,12 +274,18 @@ class Settings:
     # (plugin path glob, codes) accepted
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = setting((), _per_file_ignores)
     patch_helpers: tuple[str, ...] = setting(("ArcticPatch",), strings(dotted_name))  # P(Helper[Target])
+    # plugin entry-point groups besides <host>.general_plugins and <host>.platform_plugins
+    entry_point_groups: tuple[str, ...] = setting((), strings(dotted_name))
     pin_sources: tuple[PinSource, ...] = setting((PinSource("requirement", extra="*"),), records(PinSource))
     fail_on: str = setting("error", one_of(*_SEVERITIES))  # lowest severity that makes the exit code 1
     mirror_threshold: float = setting(0.6, fraction)
     fork_threshold: float = setting(0.5, fraction)
     forks: tuple[tuple[str, str], ...] = setting((), _forks)  # declared (plugin file, host file) pairs
     rebase_branch_pattern: str = setting("rebase/vllm_v*", nonempty)
+    # a rebase branch whose tree holds one of these files (anywhere) is a completed, validated rebase
+    validation_records: tuple[str, ...] = setting(("REBASE_TEST.md", "REBASE_REPORT.md"), strings(nonempty))
+    # where the rebase documents link host evidence: a template with {version}, {path} and {line}
+    host_source_url: str = setting("", text)
     probes_file: str = setting("", relative_path)
     profile: str = setting("", optional(dotted_name))
     gate: GateSettings = setting(GateSettings(), table(GateSettings))  # [tool.pinport.gate]
@@ -334,7 +340,7 @@ def load_profile(name: str) -> dict:
     path = resources.files("pinport") / "profiles" / f"{name}.toml"
     if not path.is_file():
         raise ConfigError(f"unknown profile '{name}' (known: {', '.join(available_profiles())})")
-    return tomllib.loads(path.read_text(encoding="utf-8"))
+    return tomllib.loads(path.read_text(encoding="utf-8-sig"))
 
 
 def read_toml(path: Path) -> dict:
@@ -344,7 +350,7 @@ def read_toml(path: Path) -> dict:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        return tomllib.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r})") from None
     except tomllib.TOMLDecodeError as exc:
