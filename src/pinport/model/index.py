@@ -30,7 +30,7 @@ from ..sources.tree import SourceTree, python_lines
 from .parse import summarize
 from .summary import BindingKind, ModuleSummary
 
-MODEL_VERSION = "2"  # bump whenever summary.py or parse.py change what a summary holds
+MODEL_VERSION = "3-self-annotations"  # bump whenever summary.py or parse.py change what a summary holds
 _CHUNK = 24
 _FLUSH_EVERY = 64
 # Top-level definitions by text, for the whole-tree catalog: column-0 defs, classes, assignments.
