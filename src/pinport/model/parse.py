@@ -27,6 +27,7 @@ from .summary import (
     Signature,
 )
 
+
 # group 2 is an annotation (`self.x: int = ...`); the expression is a lookahead so that the
 # scan goes on inside it and finds chained targets (`self.a = self.b = None`).
 # An annotation may spread over lines inside brackets (`self.x: dict[\n  K, V\n] = {}`), nested 3 deep.
