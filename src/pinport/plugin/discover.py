@@ -107,6 +107,7 @@ class _Walker(ast.NodeVisitor):
         self.guards: list[Guard] = []
         self.functions: dict[str, FunctionInfo] = {}  # plugin functions by qualified name
         self.oot_helpers: dict[str, tuple[int, int]] = {}  # helper -> (host param, plugin param) positions
+        self.probe_guarded: set[str] = set()  # functions every call of which is under a host probe
 
     # -- helpers -------------------------------------------------------------------------------
     def loc(self, node: ast.AST) -> Location:
@@ -178,7 +179,12 @@ class _Walker(ast.NodeVisitor):
         for stmt in node.body:
             self.visit(stmt)
         self.guards.pop()
-        for part in (*node.handlers, *node.orelse, *node.finalbody):
+        # an `except ImportError:` handler is the fallback for another host version: guarded too
+        self.guards.append(Guard.TRY if caught & {"ImportError", "ModuleNotFoundError"} else Guard.NONE)
+        for handler in node.handlers:
+            self.visit(handler)
+        self.guards.pop()
+        for part in (*node.orelse, *node.finalbody):
             self.visit(part)
 
     visit_TryStar = visit_Try
@@ -203,6 +209,14 @@ class _Walker(ast.NodeVisitor):
 
     # -- definitions ---------------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        probed = node.name in self.probe_guarded
+        if probed:  # only ever called where the plugin probes the host (find_spec, hasattr, getattr)
+            self.guards.append(Guard.VERSION)
+        self._function(node)
+        if probed:
+            self.guards.pop()
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for dec in node.decorator_list:
             self.visit(dec)
         self._bind(node.name, None)  # type: ignore[arg-type]
@@ -363,6 +377,39 @@ class _Walker(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+_PROBES = ("find_spec", "hasattr", "getattr")
+
+
+def probe_guarded(tree: ast.Module) -> set[str]:
+    """Names of functions that the module calls (`f(...)`, `self.f(...)`) only inside the body of an
+    `if` whose test probes for a host feature (`find_spec(...)`, `hasattr(...)`, `getattr(..., None)`):
+    the plugin already handles the host versions that lack what the function uses."""
+    sites: dict[str, list[bool]] = {}
+
+    def walk(node: ast.AST, probed: bool) -> None:
+        if isinstance(node, ast.If):
+            test_probes = any(isinstance(n, ast.Call) and dotted(n.func).rpartition(".")[2] in _PROBES
+                              for n in ast.walk(node.test))
+            walk(node.test, probed)
+            for stmt in node.body:
+                walk(stmt, probed or test_probes)
+            for stmt in node.orelse:
+                walk(stmt, probed)
+            return
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else (
+                func.attr if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id in ("self", "cls") else "")
+            if name:
+                sites.setdefault(name, []).append(probed)
+        for child in ast.iter_child_nodes(node):
+            walk(child, probed)
+
+    walk(tree, False)
+    return {name for name, guarded in sites.items() if guarded and all(guarded)}
+
+
 def discover(index: CodeIndex, modules: list[str], settings: Settings) -> PluginSurface:
     """Walk each plugin module (in name order) and collect its host surface."""
     names = PluginNames(index, settings.host)
@@ -372,6 +419,7 @@ def discover(index: CodeIndex, modules: list[str], settings: Settings) -> Plugin
         if tree is None:
             continue
         walker = _Walker(module, index.paths[module], names, settings, out, index.lines(module))
+        walker.probe_guarded = probe_guarded(tree)
         # Module-level functions first, so `Target.x = fn` can find `fn` defined later in the file.
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
