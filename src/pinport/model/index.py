@@ -27,7 +27,7 @@ from typing import Any
 
 from ..sources.progress import ProgressFn, no_progress
 from ..sources.tree import SourceTree, python_lines
-from .parse import summarize
+from .parse import parse_module, summarize
 from .summary import BindingKind, ModuleSummary
 
 MODEL_VERSION = "2"  # bump whenever summary.py or parse.py change what a summary holds
@@ -225,10 +225,8 @@ class CodeIndex:
     def parsed(self, module: str) -> ast.Module | None:
         """The full tree of one module, parsed on first request (checks needing bodies use this)."""
         if module not in self._asts:
-            try:
-                self._asts[module] = ast.parse(self.source(module))
-            except (SyntaxError, ValueError):
-                self._asts[module] = None
+            unparsed = module in self.modules and self.modules[module].syntax_error
+            self._asts[module] = None if unparsed else parse_module(self.source(module))
         return self._asts[module]
 
     def is_package(self, module: str) -> bool:
