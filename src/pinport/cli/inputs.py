@@ -40,7 +40,7 @@ class Inputs:
     cache: Cache
 
     def index_cache(self) -> IndexCache:
-        return IndexCache(self.cache.path("index", "summaries.sqlite"))
+        return IndexCache.in_cache(self.cache)
 
     def load_models(self, progress: ProgressFn) -> Models:
         return load_models(self.plugin, self.old, self.new, self.settings, cache=self.index_cache(),

@@ -41,8 +41,9 @@ class Cache:
     an flock on `<kind>/<name>.lock` so concurrent runs build it once.
     """
 
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(self, root: Path | None = None, *, verify: bool = False) -> None:
         self.root = root if root is not None else default_root()
+        self.verify = verify  # hash every file of an entry, not only those whose size or mtime changed
 
     def path(self, *parts: str) -> Path:
         """A path inside the cache root, for other components' own files (an index database)."""
