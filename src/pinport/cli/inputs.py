@@ -62,6 +62,8 @@ def input_options(func: Callable) -> Callable:
         click.option("--host", "host", help="host package import name [default: vllm]"),
         click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
                      help="where releases and the index are cached [default: the user cache]"),
+        click.option("--verify-cache", is_flag=True,
+                     help="hash every cached file and corpus, not only those whose size or mtime changed"),
     ]
     for option in reversed(options):
         func = option(func)
@@ -77,12 +79,12 @@ def _newest(dist: str) -> str:
 
 def resolve_inputs(*, plugin_spec: str | None, old_spec: str | None, new_spec: str | None,
                    old_tree: str | None, new_tree: str | None, profile: str | None, host: str | None,
-                   cache_dir: Path | None, progress: ProgressFn) -> Inputs:
+                   cache_dir: Path | None, progress: ProgressFn, verify_cache: bool = False) -> Inputs:
     """Fetch or locate the three trees; OLD defaults to the plugin's own pin.
 
     Every spec and setting is checked before anything is fetched or indexed.
     """
-    cache = Cache(cache_dir)
+    cache = Cache(cache_dir, verify=verify_cache)
     default_job = plugin_spec is None
     plugin_spec = plugin_spec or DEFAULT_PLUGIN
     if old_spec and old_tree or new_spec and new_tree:
