@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 
@@ -402,7 +403,7 @@ def summarize(source: bytes | str, module: str, is_package: bool) -> ModuleSumma
                                           f"{MAX_SOURCE_BYTES // 2**20} MB one file may cost to parse")
     text = decode_source(source) if isinstance(source, bytes) else normalise_newlines(source)
     try:
-        tree = ast.parse(text)
+        tree = _parse(text)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", 0) or 0
         return ModuleSummary(syntax_error=f"line {line}: {getattr(exc, 'msg', str(exc))}")
@@ -421,6 +422,13 @@ def parse_module(text: str) -> ast.Module | None:
     if len(text) > MAX_SOURCE_BYTES:
         return None
     try:
-        return ast.parse(text)
+        return _parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def _parse(text: str) -> ast.Module:
+    """`ast.parse`, without the warnings it prints about the analysed code (invalid escapes ...)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
