@@ -90,7 +90,7 @@ def main() -> int:
         jobs = [job for job in jobs if job[0] == args.plugin]
     checks = tuple(c for c in args.checks.split(",") if c)
     cache = Cache()
-    index_cache = IndexCache(cache.path("index", "summaries.sqlite"))
+    index_cache = IndexCache.in_cache(cache)
     rows = []
     for dist, before, after, old, new in jobs:
         started = time.perf_counter()
