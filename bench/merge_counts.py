@@ -55,8 +55,7 @@ def main() -> int:
         started = time.perf_counter()
         history = () if args.no_history else tuple(cached_releases("vllm", cache=cache, below=args.old,
                                                                     packages=("vllm",)))
-        models = load_models(plugin, old, new, settings, cache=IndexCache(cache.path("index", "summaries.sqlite")),
-                             history=history)
+        models = load_models(plugin, old, new, settings, cache=IndexCache.in_cache(cache), history=history)
         indexed = time.perf_counter()
         mine = (ForksCheck(), MirrorsCheck(), CopiedLinesCheck())
         checks = tuple(c for c in CHECKS if c.name not in {m.name for m in mine}) + mine
