@@ -71,9 +71,14 @@ class Mutant:
         return self.module, self.operator, self.before, self.after
 
 
+# Beside checks/: the resolver, and the host facts and selection sites the checks share.
+MODEL = ("model/resolve.py", "model/host.py", "model/selection.py")
+
+
 def targets() -> list[str]:
-    """Every module the benchmark covers: checks/, model/resolve.py and the facts modules."""
-    found = [f"checks/{p.name}" for p in sorted((SRC / "checks").glob("*.py"))] + ["model/resolve.py"]
+    """Every module the benchmark covers: checks/, the model modules above, the facts modules."""
+    found = [f"checks/{p.name}" for p in sorted((SRC / "checks").glob("*.py"))]
+    found += [m for m in MODEL if (SRC / m).exists()]
     found += [p.relative_to(SRC).as_posix() for p in sorted(SRC.rglob("*facts*.py"))]
     return list(dict.fromkeys(found))
 
@@ -231,7 +236,8 @@ def lines_to_tests(modules: list[str], timeout: float) -> tuple[dict[str, dict[i
 
     def body() -> int:
         os.cpu_count = lambda: 1  # every check in this process, where the test context is known
-        cov = coverage.Coverage(data_file=str(data_file), include=[str(SRC / m) for m in modules])
+        cov = coverage.Coverage(data_file=str(data_file), include=[str(SRC / m) for m in modules],
+                                config_file=False)  # not the project's settings: one plain data file
         cov.start()
         code = pytest.main([*(str(ROOT / "tests" / t) for t in TESTS), "-q", "-p", "no:cacheprovider",
                             "-o", "addopts=", "--rootdir", str(ROOT)], plugins=[_PerTest(cov, times)])
