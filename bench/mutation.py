@@ -250,14 +250,18 @@ def lines_to_tests(modules: list[str], timeout: float) -> tuple[dict[str, dict[i
             return None
         data = coverage.CoverageData(basename=str(data_file))
         data.read()
+        seconds = json.loads(times.read_text(encoding="utf-8"))
+        registry = sorted(t for t in seconds if t.startswith("tests/checks/test_registry.py::"))
         lines: dict[str, dict[int, list[str]]] = {}
         for m in modules:
             by_line = data.contexts_by_lineno(str(SRC / m))
             anywhere = sorted({c for contexts in by_line.values() for c in contexts if c})
             # a line run only while the module is imported (a constant, a decorator, a class body)
             # shapes everything in it: every test that runs any of the module is its test
-            lines[m] = {line: sorted(c for c in contexts if c) or anywhere for line, contexts in by_line.items()}
-        return lines, json.loads(times.read_text(encoding="utf-8"))
+            # ... and the registry tests, which read what import time defines (kinds, drift numbers)
+            lines[m] = {line: sorted(c for c in contexts if c) or sorted({*anywhere, *registry})
+                        for line, contexts in by_line.items()}
+        return lines, seconds
     finally:
         shutil.rmtree(data_file.parent, ignore_errors=True)
 
