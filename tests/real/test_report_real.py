@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
 
 from harness import find
 from pinport.findings import Severity, Status
+from pinport.report.sarif import render_sarif
 
 # (plugin, OLD, NEW): the default job, an older plugin across a long move, and the plugin on its own pin.
 SCANS = [("0.3.0", "0.26.0", "0.33.0"), ("0.2.0", "0.18.0", "0.26.0"), ("0.3.0", "0.26.0", "0.26.0")]
@@ -47,3 +49,24 @@ def test_fingerprints_do_not_depend_on_the_versions(real_scan):
     moved = real_scan("0.3.0", "0.26.0", "0.33.0", ())
     latent = [f for f in moved.findings if f.status is Status.LATENT]
     assert latent and all(f.fingerprint in on_own_pin for f in latent)
+
+
+@pytest.mark.parametrize("scan", SCANS, ids=["-".join(s) for s in SCANS])
+def test_sarif_of_real_scans_is_valid_and_documented(real_scan, scan):
+    from sarif_schema import sarif_errors
+
+    result = real_scan(*scan, ())
+    log = json.loads(render_sarif(result))
+    assert sarif_errors(log) == []
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert {r["id"] for r in rules} == {f.code for f in result.findings}
+    for rule in rules:
+        assert rule["fullDescription"]["text"] and "{" not in rule["fullDescription"]["text"]
+        assert rule["help"]["text"] and rule["help"]["markdown"] and rule["helpUri"].endswith(f"{rule['id']}.md")
+    for res in run["results"]:
+        uri = res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        assert uri.startswith("arctic_inference/") or res["locations"][0]["physicalLocation"]["artifactLocation"][
+            "uriBaseId"] != "%SRCROOT%"
+    prints = [r["partialFingerprints"]["pinport/v1"] for r in run["results"]]
+    assert len(prints) == len(set(prints)) == len(result.findings)

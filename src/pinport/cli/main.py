@@ -20,6 +20,8 @@ from ..config import with_code_flags
 from ..errors import PinportError
 from ..findings import ScanResult, Severity
 from ..report import RENDERERS, render
+from ..report.rules import rule, rule_text, rules
+from ..report.rules import write_docs as write_rule_docs
 from ..report.text import render_text
 from ..scan import scan_models
 from .inputs import input_options, resolve_inputs
@@ -155,6 +157,24 @@ def list_checks() -> None:
         click.echo(f"{check.name:<14} {numbers:<14} {check.description}")
         for kind in check.kinds:
             click.echo(f"    {kind.code}  {kind.severity.value:<7} {kind.name}")
+
+
+@cli.command("rule")
+@click.argument("code", required=False)
+@click.option("--all", "all_", is_flag=True, help="every code, one line each")
+@click.option("--write-docs", type=click.Path(file_okay=False, path_type=Path), metavar="DIR", hidden=True,
+              help="regenerate DIR/rules/ (the repository's docs) from the rule texts")
+def rule_command(code: str | None, all_: bool, write_docs: Path | None) -> None:
+    """Explain a finding code: what it means, why it breaks, an example, how to fix it."""
+    if write_docs is not None:
+        for rel in write_rule_docs(write_docs):
+            click.echo(f"pinport: wrote {write_docs / rel}", err=True)
+        return
+    if code is None or all_:
+        for r in rules().values():
+            click.echo(f"{r.kind.code}  {r.kind.name:<32} {r.summary}")
+        return
+    click.echo(rule_text(rule(code)), nl=False)
 
 
 def _register_optional_commands() -> None:
