@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from harness import find
 from pinport.findings import Severity, Status
+from pinport.report.json import render_json
 from pinport.report.sarif import render_sarif
 
 # (plugin, OLD, NEW): the default job, an older plugin across a long move, and the plugin on its own pin.
@@ -70,3 +72,15 @@ def test_sarif_of_real_scans_is_valid_and_documented(real_scan, scan):
             "uriBaseId"] != "%SRCROOT%"
     prints = [r["partialFingerprints"]["pinport/v1"] for r in run["results"]]
     assert len(prints) == len(set(prints)) == len(result.findings)
+
+
+@pytest.mark.parametrize("scan", SCANS, ids=["-".join(s) for s in SCANS])
+def test_json_of_real_scans_follows_the_documented_schema(real_scan, scan):
+    from jsonschema import Draft7Validator
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "report.schema.json").read_text("utf-8"))
+    result = real_scan(*scan, ())
+    document = json.loads(render_json(result))
+    errors = [f"{list(e.absolute_path)}: {e.message}" for e in Draft7Validator(schema).iter_errors(document)]
+    assert errors == []
+    assert document["format_version"] == 1 and "seconds" not in json.dumps(document["summary"])
