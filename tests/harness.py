@@ -1,7 +1,9 @@
 """Scan inline sources: an OLD host, a NEW host and a plugin, written to a temporary tree.
 
 Like pyflakes' `flakes()` and griffe's temporary packages: tests state the three versions
-as small dicts of `{relative path: source}` and assert finding codes and evidence lines.
+as small dicts of `{relative path: source}` and assert whole findings: `expect` compares every
+finding of a scan, NEW side and the OLD side it fixes, as "CODE severity status" (never wording),
+and evidence lines on the finding `only` returns.
 The host package is called `host` and the plugin package `plug` unless a test says otherwise.
 Tests of one stage load the same inline trees without scanning: `load_inline_models` for the
 plugin and host models, `load_inline_resolver` for one host tree, `inline_tree` for a bare tree.
@@ -68,10 +70,14 @@ def load_inline_models(old: dict[str, str], new: dict[str, str], plugin: dict[st
 
 
 def run_scan(old: dict[str, str], new: dict[str, str], plugin: dict[str, str], *,
-             checks: tuple[Check, ...] = (), names: tuple[str, ...] = (), **settings: object) -> ScanResult:
-    """Scan plugin against OLD and NEW host sources; keys are paths like 'host/mod.py'."""
+             checks: tuple[Check, ...] = (), names: tuple[str, ...] = (), strict: bool = True,
+             **settings: object) -> ScanResult:
+    """Scan plugin against OLD and NEW host sources; keys are paths like 'host/mod.py'.
+
+    Strict by default: a check that raises fails the test instead of becoming a PP0099 finding.
+    """
     with load_inline_models(old, new, plugin, **settings) as (models, config):
-        return scan_models(models, config, checks=names, strict=True, extra_checks=checks)
+        return scan_models(models, config, checks=names, strict=strict, extra_checks=checks)
 
 
 def signature(text: str) -> tuple[Param, ...]:
@@ -80,9 +86,28 @@ def signature(text: str) -> tuple[Param, ...]:
     return signature_of(node.args, None, [f"def f{text}: pass"]).params
 
 
-def codes(result: ScanResult) -> list[str]:
-    """Sorted finding codes, the thing tests assert (never wording)."""
-    return sorted(f.code for f in result.findings)
+def outcomes(result: ScanResult, *, at: bool = False) -> list[str]:
+    """Every finding as "CODE severity status", the OLD side's fixed ones included, sorted.
+
+    With `at`, each also names the plugin unit and line ("... RunnerPatch.step:7").
+    """
+    def outcome(f: Finding) -> str:
+        text = f"{f.code} {f.level.value} {f.status.value}"
+        if at:
+            text += f" {f.plugin.unit}:{f.plugin.line}" if f.plugin else " -"
+        return text
+
+    return sorted(outcome(f) for f in (*result.findings, *result.fixed))
+
+
+def expect(result: ScanResult, expected: list[str], *, at: bool = False) -> None:
+    """Assert a scan's whole outcome: `expected` lists every finding ("PP0101 error drift"), and may
+    name codes the case shows absent ("no PP0101", the negative twin of a positive case)."""
+    absent = [e.removeprefix("no ") for e in expected if e.startswith("no ")]
+    wanted = sorted(e for e in expected if not e.startswith("no "))
+    got = outcomes(result, at=at)
+    assert got == wanted, f"expected {wanted}, got {got}: {[(f.code, f.message) for f in result.findings]}"
+    assert not any(g.split()[0] in absent for g in got)
 
 
 def only(result: ScanResult, code: str) -> Finding:

@@ -2,7 +2,7 @@
 
 import os
 
-from harness import codes, only, run_scan
+from harness import expect, only, run_scan
 
 HOST = {"host/runner.py": "class Runner:\n    def load(self, a, model=None):\n        return a\n\n"
                           "    def start(self):\n        return self.load(1, model=2)\n"}
@@ -15,19 +15,21 @@ OLD = {"host/runner.py": "class Runner:\n    def load(self, a):\n        return 
 
 def test_one_break_one_finding_with_its_call_sites():
     result = run_scan(OLD, HOST, PLUGIN, names=("signatures", "callers"))
-    assert codes(result) == ["PP0101"]
+    expect(result, ["PP0101 error drift"])
     finding = only(result, "PP0101")
     assert finding.level.value == "error" and finding.status.value == "drift"
     assert any(d.startswith("host/runner.py:6 ") for d in finding.details)
 
 
 def test_call_sites_alone_without_the_signature_check():
-    assert codes(run_scan(OLD, HOST, PLUGIN, names=("callers",))) == ["PP0110"]
+    expect(run_scan(OLD, HOST, PLUGIN, names=("callers",)), ["PP0110 error drift"])
 
 
 def test_optional_parameter_nobody_passes_stays_a_warning():
     quiet = {"host/runner.py": HOST["host/runner.py"].replace("self.load(1, model=2)", "self.load(1)")}
-    finding = only(run_scan(OLD, quiet, PLUGIN, names=("signatures", "callers")), "PP0101")
+    result = run_scan(OLD, quiet, PLUGIN, names=("signatures", "callers"))
+    expect(result, ["PP0101 warning drift"])
+    finding = only(result, "PP0101")
     assert finding.level.value == "warning"
 
 
@@ -65,3 +67,44 @@ def test_a_dead_worker_does_not_lose_its_checks(monkeypatch):
     expected = [f.as_dict() for f in run_scan(OLD, HOST, PLUGIN).findings]
     monkeypatch.setattr(scan_mod, "_run_forked", _die)
     assert [f.as_dict() for f in run_scan(OLD, HOST, PLUGIN).findings] == expected
+
+
+def test_a_plugin_file_that_does_not_parse_is_reported_and_the_rest_analysed():
+    plugin = {**PLUGIN, "plug/broken.py": "def oops(:\n    pass\n"}
+    expect(run_scan(OLD, HOST, plugin, names=("signatures", "callers")),
+           ["PP0005 error latent :1", "PP0101 error drift RunnerPatch.load:5"], at=True)
+    expect(run_scan(OLD, HOST, PLUGIN, names=("signatures", "callers")), ["no PP0005", "PP0101 error drift"])
+
+
+class _Crashing:
+    """A check that raises judging either side, as a broken check would."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    drift = ()
+    kinds = ()
+    description = "raises"
+
+    def run(self, ctx):
+        raise RuntimeError(f"boom in {ctx.host.label}")
+
+
+def test_a_crashing_check_becomes_one_finding_and_the_scan_goes_on():
+    from pinport.checks.override_signature import SignaturesCheck
+    from pinport.scan import CHECK_CRASHED
+
+    # two crashing checks and a working one: the forked worker runs some of them, this process the rest
+    checks = (_Crashing("first"), SignaturesCheck(), _Crashing("second"))
+    result = run_scan(OLD, HOST, PLUGIN, checks=checks, strict=False)
+    expect(result, ["PP0099 warning latent", "PP0099 warning latent", "PP0101 warning drift"])
+    crashed = sorted((f.subject, f.args["error"]) for f in result.findings if f.kind == CHECK_CRASHED)
+    assert crashed == [("first", "RuntimeError: boom in host 2.0"), ("second", "RuntimeError: boom in host 2.0")]
+    expect(run_scan(OLD, HOST, PLUGIN, checks=(SignaturesCheck(),), strict=False), ["no PP0099", "PP0101 warning drift"])
+
+
+def test_strict_scans_raise_what_a_check_raises():
+    import pytest
+
+    with pytest.raises(RuntimeError, match="boom"):
+        run_scan(OLD, HOST, PLUGIN, checks=(_Crashing("only"),))

@@ -10,14 +10,16 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_all_start_methods, get_context
 
 from .accept import accept_findings
 from .checks import Check, select_checks
-from .checks.base import HostView, ScanContext
+from .checks.base import ScanContext
 from .config import Settings
+from .facts import ScanFacts
 from .findings import Finding, Kind, Location, ScanResult, Severity, Status, number_occurrences
+from .model.host import HostView
 from .model.index import CodeIndex, IndexCache, load_indexes
 from .model.resolve import Resolver
 from .plugin.model import PluginModel, load_plugin_model
@@ -39,6 +41,13 @@ class Models:
     plugin: PluginModel
     old: HostView
     new: HostView
+    _facts: ScanFacts | None = field(default=None, init=False, repr=False)
+
+    def facts(self, settings: Settings) -> ScanFacts:
+        """The shared facts of a scan of these models (kept while the settings stay the same)."""
+        if self._facts is None or self._facts.settings != settings:
+            self._facts = ScanFacts(self.plugin, self.old, self.new, settings)
+        return self._facts
 
 
 def load_models(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Settings, *,
@@ -181,8 +190,9 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
     started = time.perf_counter()
     selected = extra_checks or select_checks(checks)
     plugin = models.plugin
-    sides = (ScanContext(plugin, models.new, models.old, True, settings),
-             ScanContext(plugin, models.old, models.new, False, settings))
+    facts = models.facts(settings)
+    sides = (ScanContext(plugin, models.new, models.old, True, settings, facts),
+             ScanContext(plugin, models.old, models.new, False, settings, facts))
     with _collector_paused():
         by_new, by_old = _run_all(tuple(selected), sides, strict)
     on_new = number_occurrences(_fold(_dedupe(f for c in selected for f in by_new[c.name])))
@@ -240,7 +250,7 @@ def _syntax_errors(plugin: PluginModel) -> Iterable[Finding]:
         if error:
             line = int(error.split(":")[0].split()[-1]) if error.startswith("line ") else 0
             yield Finding(PLUGIN_SYNTAX_ERROR, {"error": error}, Location(plugin.index.paths[module], line),
-                          subject=module)
+                          subject=module, status=Status.LATENT)  # the plugin's own: true on either host
 
 
 def scan(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Settings, *,

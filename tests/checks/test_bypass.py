@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness import codes, only, run_scan
+from harness import expect, only, run_scan
 from pinport.checks.bypass import BypassCheck
 from pinport.findings import Severity
 
@@ -77,21 +77,23 @@ def host(worker: str | None, v2: bool = True, **extra: str) -> dict[str, str]:
 
 @pytest.mark.parametrize(("old", "new", "plugin", "expected"), [
     # the switch moved from an opt-in environment variable to a config property
-    (host(WORKER_ENV), host(WORKER_CONFIG), PLUGIN, ["PP1002"]),
+    (host(WORKER_ENV), host(WORKER_CONFIG), PLUGIN, ["PP1002 warning drift"]),
     # the same switch on both sides: already there, informational
-    (host(WORKER_ENV), host(WORKER_ENV), PLUGIN, ["PP1003"]),
-    (host(WORKER_CONFIG), host(WORKER_CONFIG), PLUGIN, ["PP1003"]),
+    (host(WORKER_ENV), host(WORKER_ENV), PLUGIN, ["PP1003 info latent"]),
+    (host(WORKER_CONFIG), host(WORKER_CONFIG), PLUGIN, ["PP1003 info latent"]),
     # a parallel implementation new in NEW
-    (host(None, v2=False), host(WORKER_CONFIG), PLUGIN, ["PP1001"]),
+    (host(None, v2=False), host(WORKER_CONFIG), PLUGIN, ["PP1001 warning drift"]),
     # no other implementation at all
-    (host(None, v2=False), host(None, v2=False), PLUGIN, []),
+    (host(None, v2=False), host(None, v2=False), PLUGIN, ["no PP1001", "no PP1002", "no PP1003"]),
 ])
 def test_bypass_kinds(old, new, plugin, expected):
-    assert codes(run_scan(old, new, plugin, checks=CHECK)) == expected
+    expect(run_scan(old, new, plugin, checks=CHECK), expected)
 
 
 def test_selection_change_evidence():
-    finding = only(run_scan(host(WORKER_ENV), host(WORKER_CONFIG), PLUGIN, checks=CHECK), "PP1002")
+    result = run_scan(host(WORKER_ENV), host(WORKER_CONFIG), PLUGIN, checks=CHECK)
+    expect(result, ["PP1002 warning drift"])
+    finding = only(result, "PP1002")
     assert finding.status.value == "drift" and finding.level is Severity.WARNING
     assert finding.subject == "host.worker.v2.runner.Runner" and finding.args["name"] == "host.worker.runner.Runner"
     assert (finding.old.path, finding.old.line) == ("host/worker/worker.py", 9)
@@ -108,13 +110,17 @@ def test_selection_change_evidence():
 
 
 def test_plugin_forcing_the_switch_makes_it_informational():
-    finding = only(run_scan(host(WORKER_ENV), host(WORKER_CONFIG), FORCING, checks=CHECK), "PP1002")
+    result = run_scan(host(WORKER_ENV), host(WORKER_CONFIG), FORCING, checks=CHECK)
+    expect(result, ["PP1002 info drift"])
+    finding = only(result, "PP1002")
     assert finding.level is Severity.INFO
     assert any(d.startswith("plugin forces HOST_USE_V2='0' at plug/plugin.py:5") for d in finding.details)
 
 
 def test_unchanged_twin_is_latent_and_says_so_once():
-    finding = only(run_scan(host(WORKER_ENV), host(WORKER_ENV), PLUGIN, checks=CHECK), "PP1003")
+    result = run_scan(host(WORKER_ENV), host(WORKER_ENV), PLUGIN, checks=CHECK)
+    expect(result, ["PP1003 info latent"])
+    finding = only(result, "PP1003")
     assert finding.status.value == "latent"
     assert any(d.startswith("host 1.0 and host 2.0: host/worker/worker.py:9 selects on") for d in finding.details)
 
@@ -124,7 +130,7 @@ def test_plugin_patching_the_candidate_too_is_covered():
                                           "from host.worker.v2.runner import Runner\n\n\n"
                                           "class RunnerV2Patch(ArcticPatch[Runner]):\n    def load_model(self):\n"
                                           "        pass\n"}
-    assert codes(run_scan(host(WORKER_ENV), host(WORKER_CONFIG), plugin, checks=CHECK)) == []
+    expect(run_scan(host(WORKER_ENV), host(WORKER_CONFIG), plugin, checks=CHECK), ["no PP1002"])
 
 
 SMALL_SUB = "from host.worker.runner import Runner\n\n\nclass Tiny(Runner):\n    def capture(self):\n        pass\n"
@@ -141,19 +147,19 @@ ON_BASE = "from host.worker.base import RunnerBase\n\n\nclass Runner(RunnerBase)
 
 
 @pytest.mark.parametrize(("extra", "expected"), [
-    ({"host/worker/tiny.py": SMALL_SUB}, []),  # a small subclass that does not touch the patched methods
-    ({"host/worker/cpu.py": OVERRIDE_SUB}, ["PP1003"]),  # overrides a patched method: the patch misses it
-    ({"host/worker/cpu.py": CALLS_UP}, []),  # ... unless it calls up
-    ({"host/worker/base.py": BASE, "host/worker/runner.py": ON_BASE, "host/worker/other.py": SIBLING}, ["PP1003"]),
-    ({"host/worker/base.py": BASE, "host/worker/runner.py": ON_BASE, "host/worker/other.py": SMALL_SIBLING}, []),
+    ({"host/worker/tiny.py": SMALL_SUB}, ["no PP1003"]),  # a small subclass that does not touch the patched methods
+    ({"host/worker/cpu.py": OVERRIDE_SUB}, ["PP1003 info latent"]),  # overrides a patched method: the patch misses it
+    ({"host/worker/cpu.py": CALLS_UP}, ["no PP1003"]),  # ... unless it calls up
+    ({"host/worker/base.py": BASE, "host/worker/runner.py": ON_BASE, "host/worker/other.py": SIBLING}, ["PP1003 info latent"]),
+    ({"host/worker/base.py": BASE, "host/worker/runner.py": ON_BASE, "host/worker/other.py": SMALL_SIBLING}, ["no PP1003"]),
 ])
 def test_role_rules_keep_noise_low(extra, expected):
     files = host(None, v2=False, **extra)
     result = run_scan(files, files, PLUGIN, checks=CHECK)
-    assert codes(result) == expected
+    expect(result, expected)
 
 
 def test_same_name_needs_shared_methods():
     unrelated = {"host/other/runner.py": "class Runner:\n    def unrelated(self):\n        pass\n"}
     files = host(None, v2=False, **unrelated)
-    assert codes(run_scan(files, files, PLUGIN, checks=CHECK)) == []
+    expect(run_scan(files, files, PLUGIN, checks=CHECK), ["no PP1003"])

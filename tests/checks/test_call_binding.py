@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness import codes, only, run_scan
+from harness import expect, only, run_scan
 from pinport.checks.call_binding import CallsCheck
 
 PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
@@ -23,30 +23,30 @@ def helper_scan(old_sig: str, new_sig: str, call: str, old_body: str = "pass", n
 
 @pytest.mark.parametrize(("old", "new", "call", "expected"), [
     # 3: a required argument appears (`_get_cumsum_and_arange` now needs `arange_out`)
-    ("(a)", "(a, arange_out)", "helper(1)", ["PP0301"]),
-    ("(a)", "(a)", "helper(1)", []),
+    ("(a)", "(a, arange_out)", "helper(1)", ["PP0301 error drift"]),
+    ("(a)", "(a)", "helper(1)", ["no PP0301"]),
     # 3: a keyword the host no longer takes
-    ("(a, b=1)", "(a)", "helper(1, b=2)", ["PP0302"]),
-    ("(a, b=1)", "(a, b=1)", "helper(1, b=2)", []),
+    ("(a, b=1)", "(a)", "helper(1, b=2)", ["PP0302 error drift"]),
+    ("(a, b=1)", "(a, b=1)", "helper(1, b=2)", ["no PP0302"]),
     # 3: more positional arguments than the new signature has
-    ("(a, b)", "(a, *, b=0)", "helper(1, 2)", ["PP0303"]),
-    ("(a, b)", "(a, b)", "helper(1, 2)", []),
+    ("(a, b)", "(a, *, b=0)", "helper(1, 2)", ["PP0303 error drift"]),
+    ("(a, b)", "(a, b)", "helper(1, 2)", ["no PP0303"]),
     # 3: a parameter now gets a value twice (positionally and by keyword)
-    ("(x, a=1)", "(a, x=1)", "helper(1, a=2)", ["PP0304"]),
-    ("(x, a=1)", "(x, a=1)", "helper(1, a=2)", []),
+    ("(x, a=1)", "(a, x=1)", "helper(1, a=2)", ["PP0304 error drift"]),
+    ("(x, a=1)", "(x, a=1)", "helper(1, a=2)", ["no PP0304"]),
     # 3: `*`/`**` make the call unverifiable: informational, and only when the signature changed
-    ("(a)", "(a, b)", "helper(*xs)", ["PP0306"]),
-    ("(a)", "(a)", "helper(*xs)", []),
+    ("(a)", "(a, b)", "helper(*xs)", ["PP0306 info drift"]),
+    ("(a)", "(a)", "helper(*xs)", ["no PP0306"]),
     # the host's **kwargs absorbs any keyword
-    ("(a, **kw)", "(a, **kw)", "helper(1, z=2)", []),
+    ("(a, **kw)", "(a, **kw)", "helper(1, z=2)", ["no PP0302"]),
 ])
 def test_function_call_kinds(old, new, call, expected):
-    assert codes(helper_scan(old, new, call)) == expected
+    expect(helper_scan(old, new, call), expected)
 
 
 def test_forwarding_own_arguments_is_not_reported():
     result = helper_scan("(a)", "(a, b)", "helper(*args, **kwargs)", header="def go(*args, **kwargs):")
-    assert codes(result) == []
+    expect(result, ["no PP0306"])
 
 
 def test_missing_argument_evidence_and_upstream_call_sites():
@@ -54,7 +54,9 @@ def test_missing_argument_evidence_and_upstream_call_sites():
     new = {"host/helpers.py": "def helper(a, out):\n    pass\n",
            "host/runner.py": "from host.helpers import helper\n\n\ndef step():\n    helper(1, out=2)\n"}
     plugin = {USE: "from host.helpers import helper\n\n\ndef go():\n    helper(1)\n"}
-    finding = only(scan(old, new, plugin), "PP0301")
+    result = scan(old, new, plugin)
+    expect(result, ["PP0301 error drift go:5"], at=True)
+    finding = only(result, "PP0301")
     assert finding.args["name"] == "out" and finding.subject == "host.helpers.helper"
     assert (finding.plugin.path, finding.plugin.line, finding.plugin.unit) == (USE, 5, "go")
     assert (finding.new.path, finding.new.line) == ("host/helpers.py", 1) and "out" in finding.new.snippet
@@ -64,31 +66,33 @@ def test_missing_argument_evidence_and_upstream_call_sites():
 
 
 def test_latent_when_the_call_already_fails_on_old():
-    assert only(helper_scan("(a, b)", "(a, b)", "helper(1)"), "PP0301").status.value == "latent"
+    expect(helper_scan("(a, b)", "(a, b)", "helper(1)"), ["PP0301 error latent"])
 
 
 @pytest.mark.parametrize(("old_ret", "new_ret", "expected"), [
     # 3: returned (cumsum, arange), now returns cumsum alone
-    ("return a, a", "return a", []),  # a bare name without an annotation: unknown, not reported
-    ("return a, a", "return (a, a, a)", ["PP0305"]),
-    ("return a, a", "return a, a", []),
-    ("return a, a", "return 1", ["PP0305"]),
+    ("return a, a", "return a", ["no PP0305"]),  # a bare name without an annotation: unknown, not reported
+    ("return a, a", "return (a, a, a)", ["PP0305 error drift"]),
+    ("return a, a", "return a, a", ["no PP0305"]),
+    ("return a, a", "return 1", ["PP0305 error drift"]),
 ])
 def test_unpacking_arity(old_ret, new_ret, expected):
-    assert codes(helper_scan("(a)", "(a)", "x, y = helper(1)", old_ret, new_ret)) == expected
+    expect(helper_scan("(a)", "(a)", "x, y = helper(1)", old_ret, new_ret), expected)
 
 
 def test_unpacking_uses_the_return_annotation_for_names():
     old = {"host/helpers.py": "def helper(a) -> tuple[int, int]:\n    return a, a\n"}
     new = {"host/helpers.py": "def helper(a) -> int:\n    return a\n"}
     plugin = {USE: "from host.helpers import helper\n\n\ndef go():\n    x, y = helper(1)\n"}
-    finding = only(scan(old, new, plugin), "PP0305")
+    result = scan(old, new, plugin)
+    expect(result, ["PP0305 error drift"])
+    finding = only(result, "PP0305")
     assert finding.args["count"] == "2" and finding.args["returns"] == "a single value"
 
 
 def test_unpacking_with_disagreeing_returns_is_not_judged():
     new_body = "if a:\n        return a, a\n    return a, a, a"
-    assert codes(helper_scan("(a)", "(a)", "x, y = helper(1)", "return a, a", new_body)) == []
+    expect(helper_scan("(a)", "(a)", "x, y = helper(1)", "return a, a", new_body), ["no PP0305"])
 
 
 RUNNER_OLD = {"host/runner.py": "class Runner:\n    def _helper(self, a):\n        pass\n"}
@@ -98,35 +102,37 @@ IMPORTS = "from plug.patching import ArcticPatch\nfrom host.runner import Runner
 
 @pytest.mark.parametrize(("plugin", "expected"), [
     # a patch class's methods run as methods of the target: `self` is a Runner
-    ("class RunnerPatch(ArcticPatch[Runner]):\n    def step(self):\n        self._helper(1)\n", ["PP0301"]),
+    ("class RunnerPatch(ArcticPatch[Runner]):\n    def step(self):\n        self._helper(1)\n", ["PP0301 error drift"]),
     # ... unless the plugin itself provides the member
     ("class RunnerPatch(ArcticPatch[Runner]):\n    def step(self):\n        self._helper(1)\n\n"
-     "    def _helper(self, a):\n        pass\n", []),
+     "    def _helper(self, a):\n        pass\n", ["no PP0301"]),
     # an ordinary subclass inherits it
-    ("class Mine(Runner):\n    def step(self):\n        self._helper(1)\n", ["PP0301"]),
-    ("class Mine(Runner):\n    def step(self):\n        self._helper(1)\n\n    def _helper(self, a):\n        pass\n", []),
+    ("class Mine(Runner):\n    def step(self):\n        self._helper(1)\n", ["PP0301 error drift"]),
+    ("class Mine(Runner):\n    def step(self):\n        self._helper(1)\n\n    def _helper(self, a):\n        pass\n", ["no PP0301"]),
     # an `_orig_` alias calls the upstream member
     ("class RunnerPatch(ArcticPatch[Runner]):\n    _orig_helper = Runner._helper\n\n"
-     "    def _helper(self, a):\n        return self._orig_helper(a)\n", ["PP0301"]),
+     "    def _helper(self, a):\n        return self._orig_helper(a)\n", ["PP0301 error drift"]),
     # a parameter annotated with the host class
-    ("def go(r: Runner):\n    r._helper(1)\n", ["PP0301"]),
-    ("def go(r: 'Runner | None'):\n    r._helper(1)\n", ["PP0301"]),
+    ("def go(r: Runner):\n    r._helper(1)\n", ["PP0301 error drift"]),
+    ("def go(r: 'Runner | None'):\n    r._helper(1)\n", ["PP0301 error drift"]),
     # a local built by the constructor
-    ("def go():\n    r = Runner()\n    r._helper(1)\n", ["PP0301"]),
+    ("def go():\n    r = Runner()\n    r._helper(1)\n", ["PP0301 error drift"]),
     # assignments that disagree leave the type unknown
-    ("def go(other):\n    r = Runner()\n    r = other\n    r._helper(1)\n", []),
+    ("def go(other):\n    r = Runner()\n    r = other\n    r._helper(1)\n", ["no PP0301"]),
     # through the class: self is passed explicitly
-    ("def go(r):\n    Runner._helper(r, 1)\n", ["PP0301"]),
+    ("def go(r):\n    Runner._helper(r, 1)\n", ["PP0301 error drift"]),
 ])
 def test_method_calls_are_resolved(plugin, expected):
-    assert codes(scan(RUNNER_OLD, RUNNER_NEW, {USE: IMPORTS + plugin})) == expected
+    expect(scan(RUNNER_OLD, RUNNER_NEW, {USE: IMPORTS + plugin}), expected)
 
 
 def test_method_through_a_host_return_annotation():
     old = {"host/runner.py": RUNNER_OLD["host/runner.py"] + "\n\ndef make() -> Runner:\n    return Runner()\n"}
     new = {"host/runner.py": RUNNER_NEW["host/runner.py"] + "\n\ndef make() -> Runner:\n    return Runner()\n"}
     plugin = {USE: "from host.runner import make\n\n\ndef go():\n    make()._helper(1)\n"}
-    assert only(scan(old, new, plugin), "PP0301").subject == "host.runner.Runner._helper"
+    result = scan(old, new, plugin)
+    expect(result, ["PP0301 error drift"])
+    assert only(result, "PP0301").subject == "host.runner.Runner._helper"
 
 
 def test_method_through_an_annotated_attribute():
@@ -136,7 +142,7 @@ def test_method_through_an_annotated_attribute():
     new = {**RUNNER_NEW, "host/worker.py": worker}
     plugin = {USE: "from plug.patching import ArcticPatch\nfrom host.worker import Worker\n\n\n"
                    "class WorkerPatch(ArcticPatch[Worker]):\n    def go(self):\n        self.runner._helper(1)\n"}
-    assert codes(scan(old, new, plugin)) == ["PP0301"]
+    expect(scan(old, new, plugin), ["PP0301 error drift"])
 
 
 CTOR = "from host.moe import Method\n\n\ndef go(cfg):\n    return {call}\n"
@@ -144,17 +150,17 @@ CTOR = "from host.moe import Method\n\n\ndef go(cfg):\n    return {call}\n"
 
 @pytest.mark.parametrize(("old", "new", "call", "expected"), [
     # 7: `Fp8MoEMethod(self)` -> `Fp8MoEMethod(self, layer)`
-    ("(self, cfg)", "(self, cfg, layer)", "Method(cfg)", ["PP0701"]),
-    ("(self, cfg, layer)", "(self, cfg, layer)", "Method(cfg, 1)", []),
-    ("(self, cfg, name=None)", "(self, cfg)", "Method(cfg, name='x')", ["PP0702"]),
-    ("(self, cfg, layer=None)", "(self, cfg)", "Method(cfg, 1)", ["PP0703"]),
-    ("(self, cfg, layer=None)", "(self, layer, cfg=None)", "Method(1, layer=2)", ["PP0704"]),
-    ("(self, cfg)", "(self, cfg, layer)", "Method(*cfg)", ["PP0705"]),
+    ("(self, cfg)", "(self, cfg, layer)", "Method(cfg)", ["PP0701 error drift"]),
+    ("(self, cfg, layer)", "(self, cfg, layer)", "Method(cfg, 1)", ["no PP0701", "no PP0702", "no PP0703", "no PP0704", "no PP0705"]),
+    ("(self, cfg, name=None)", "(self, cfg)", "Method(cfg, name='x')", ["PP0702 error drift"]),
+    ("(self, cfg, layer=None)", "(self, cfg)", "Method(cfg, 1)", ["PP0703 error drift"]),
+    ("(self, cfg, layer=None)", "(self, layer, cfg=None)", "Method(1, layer=2)", ["PP0704 error drift"]),
+    ("(self, cfg)", "(self, cfg, layer)", "Method(*cfg)", ["PP0705 info drift"]),
 ])
 def test_constructor_kinds(old, new, call, expected):
     def host(sig: str) -> dict[str, str]:
         return {"host/moe.py": f"class Method:\n    def __init__{sig}:\n        pass\n"}
-    assert codes(scan(host(old), host(new), {USE: CTOR.format(call=call)})) == expected
+    expect(scan(host(old), host(new), {USE: CTOR.format(call=call)}), expected)
 
 
 def test_constructor_through_the_mro_and_super_init():
@@ -162,29 +168,30 @@ def test_constructor_through_the_mro_and_super_init():
     old = {"host/moe.py": base.format(extra="")}
     new = {"host/moe.py": base.format(extra=", layer")}
     built = scan(old, new, {USE: CTOR.format(call="Method(cfg)")})
+    expect(built, ["PP0701 error drift"])
     assert only(built, "PP0701").new.line == 2  # the inherited `def __init__`
     subclass = {USE: "from host.moe import Base\n\n\nclass Mine(Base):\n    def __init__(self):\n"
                      "        super().__init__(1)\n"}
-    assert codes(scan(old, new, subclass)) == ["PP0701"]
+    expect(scan(old, new, subclass), ["PP0701 error drift"])
 
 
 DATACLASS = "from dataclasses import dataclass, field\n\n\n@dataclass\nclass Cfg:\n{fields}"
 
 
 @pytest.mark.parametrize(("old", "new", "call", "expected"), [
-    ("    a: int\n    b: int = 0\n", "    a: int\n    b: int = 0\n    c: int\n", "Cfg(a=1)", ["PP0701"]),
-    ("    a: int\n    b: int = 0\n", "    a: int\n    b: int = 0\n", "Cfg(a=1)", []),
-    ("    a: int\n    b: int = 0\n", "    a: int\n", "Cfg(a=1, b=2)", ["PP0702"]),
-    ("    a: int\n    b: int = 0\n", "    a: int\n    b: int = 0\n", "Cfg(1, 2)", []),
+    ("    a: int\n    b: int = 0\n", "    a: int\n    b: int = 0\n    c: int\n", "Cfg(a=1)", ["PP0701 error drift"]),
+    ("    a: int\n    b: int = 0\n", "    a: int\n    b: int = 0\n", "Cfg(a=1)", ["no PP0701"]),
+    ("    a: int\n    b: int = 0\n", "    a: int\n", "Cfg(a=1, b=2)", ["PP0702 error drift"]),
+    ("    a: int\n    b: int = 0\n", "    a: int\n    b: int = 0\n", "Cfg(1, 2)", ["no PP0702"]),
     # fields that are not parameters, and defaults written over several lines
     ("    a: int\n", "    a: int\n    n: ClassVar[int] = 1\n    m: list = field(init=False)\n"
-     "    k: list = field(\n        default_factory=list)\n", "Cfg(a=1)", []),
+     "    k: list = field(\n        default_factory=list)\n", "Cfg(a=1)", ["no PP0701"]),
 ])
 def test_dataclass_fields_are_parameters(old, new, call, expected):
     host = {"host/cfg.py": DATACLASS.format(fields=old)}
     host_new = {"host/cfg.py": DATACLASS.format(fields=new)}
     plugin = {USE: f"from host.cfg import Cfg\n\n\ndef go():\n    return {call}\n"}
-    assert codes(scan(host, host_new, plugin)) == expected
+    expect(scan(host, host_new, plugin), expected)
 
 
 def test_pydantic_style_config_fields():
@@ -195,7 +202,9 @@ def test_pydantic_style_config_fields():
     new = {"host/cfg.py": cfg.format(extra="    d: int = Field(...)\n"),
            "host/utils.py": "def config(cls):\n    return cls\n"}
     plugin = {USE: "from host.cfg import Cfg\n\n\ndef go():\n    return Cfg(a=1)\n"}
-    assert only(scan(old, new, plugin), "PP0701").args["name"] == "d"
+    result = scan(old, new, plugin)
+    expect(result, ["PP0701 error drift"])
+    assert only(result, "PP0701").args["name"] == "d"
 
 
 def test_unknown_class_decorator_is_not_judged():
@@ -203,15 +212,14 @@ def test_unknown_class_decorator_is_not_judged():
     old = {"host/model.py": host.format(extra=""), "host/deco.py": "def wrap(c):\n    return c\n"}
     new = {"host/model.py": host.format(extra=", b"), "host/deco.py": "def wrap(c):\n    return c\n"}
     plugin = {USE: "from host.model import Model\n\n\ndef go():\n    return Model(1)\n"}
-    assert codes(scan(old, new, plugin)) == []
+    expect(scan(old, new, plugin), ["no PP0301"])
 
 
 def test_calls_outside_functions_and_through_a_module_alias():
     old = {"host/helpers.py": "def helper(a):\n    pass\n"}
     new = {"host/helpers.py": "def helper(a, b):\n    pass\n"}
     plugin = {USE: "import host.helpers as h\n\nVALUE = h.helper(1)\n"}
-    finding = only(scan(old, new, plugin), "PP0301")
-    assert finding.plugin.unit == "<module>" and finding.plugin.line == 3
+    expect(scan(old, new, plugin), ["PP0301 error drift <module>:3"], at=True)
 
 
 @pytest.mark.parametrize("guarded", [
@@ -219,7 +227,10 @@ def test_calls_outside_functions_and_through_a_module_alias():
     "try:\n        helper(1)\n    except TypeError:\n        helper(1, 2)",
 ])
 def test_guarded_calls_are_warnings(guarded):
-    finding = only(helper_scan("(a, b)", "(a)", guarded, header="def go(vllm_version_is=None):"), "PP0303")
+    result = helper_scan("(a, b)", "(a)", guarded, header="def go(vllm_version_is=None):")
+    # each branch binds on one version only: OLD's failing call is the one the move fixes
+    expect(result, ["PP0303 warning drift", "PP0301 warning fixed"])
+    finding = only(result, "PP0303")
     assert finding.level.value == "warning" and finding.details[0].startswith("the call is guarded by")
 
 
@@ -229,7 +240,7 @@ def test_a_module_function_the_plugin_replaces_is_not_judged_against_the_host():
     plugin = {USE: "from plug.patching import ArcticPatch\nimport host.state as state\n\n\n"
                    "class StatePatch(ArcticPatch[state]):\n    def capture(device):\n        pass\n\n\n"
                    "def go():\n    state.capture(1)\n"}
-    assert codes(scan(old, new, plugin)) == []
+    expect(scan(old, new, plugin), ["no PP0301"])
 
 
 def test_cls_in_a_classmethod_may_be_a_subclass():
@@ -238,4 +249,4 @@ def test_cls_in_a_classmethod_may_be_a_subclass():
     plugin = {USE: "from plug.patching import ArcticPatch\nfrom host.cfg import Cfg\n\n\n"
                    "class CfgPatch(ArcticPatch[Cfg]):\n    @classmethod\n    def make(cls):\n        return cls(1)\n\n"
                    "    def copy(self):\n        return Cfg(1)\n"}
-    assert [f.plugin.unit for f in scan(old, new, plugin).findings] == ["CfgPatch.copy"]
+    expect(scan(old, new, plugin), ["PP0701 error drift CfgPatch.copy:11"], at=True)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness import codes, only, run_scan
+from harness import expect, only, run_scan
 from pinport.checks.imports import ImportsCheck
 
 CHECK = (ImportsCheck(),)
@@ -16,6 +16,7 @@ def test_moved_name_points_to_its_new_module():
     old = {"host/utils/torch_utils.py": "def is_quantized(x):\n    return x\n"}
     new = {"host/utils/torch_utils.py": "X = 1\n", "host/kv.py": "def is_quantized(x):\n    return x\n"}
     result = scan(old, new, "from host.utils.torch_utils import is_quantized\n")
+    expect(result, ["PP0402 error drift"])
     finding = only(result, "PP0402")
     assert finding.args["where"] == "host.kv.is_quantized"
     assert finding.old.path == "host/utils/torch_utils.py" and finding.old.line == 1
@@ -26,7 +27,9 @@ def test_moved_name_points_to_its_new_module():
 def test_renamed_name_is_suggested_by_definition_similarity():
     old = {"host/fa.py": "def flash_attn_supports_fp8(device, dtype):\n    return True\n"}
     new = {"host/fa.py": "def flash_attn_supports_quant_query_input(device, dtype):\n    return True\n"}
-    finding = only(scan(old, new, "from host.fa import flash_attn_supports_fp8\n"), "PP0501")
+    result = scan(old, new, "from host.fa import flash_attn_supports_fp8\n")
+    expect(result, ["PP0501 error drift"])
+    finding = only(result, "PP0501")
     assert finding.args["candidate"] == "flash_attn_supports_quant_query_input"
     assert finding.new.line == 1
 
@@ -34,15 +37,38 @@ def test_renamed_name_is_suggested_by_definition_similarity():
 def test_removed_helper_shows_what_the_old_place_has():
     old = {"host/batch.py": "def vllm_is_batch_invariant():\n    return False\n"}
     new = {"host/batch.py": "VLLM_BATCH_INVARIANT = False\n"}
-    finding = only(scan(old, new, "from host.batch import vllm_is_batch_invariant\n"), "PP0601")
+    result = scan(old, new, "from host.batch import vllm_is_batch_invariant\n")
+    expect(result, ["PP0601 error drift"])
+    finding = only(result, "PP0601")
     assert "VLLM_BATCH_INVARIANT" in finding.suggestion
 
 
 def test_missing_module_suggests_same_leaf_elsewhere():
     old = {"host/a/helpers.py": "def f():\n    pass\n"}
     new = {"host/b/helpers.py": "def f():\n    pass\n"}
-    finding = only(scan(old, new, "import host.a.helpers\n"), "PP0401")
+    result = scan(old, new, "import host.a.helpers\n")
+    expect(result, ["PP0401 error drift"])
+    finding = only(result, "PP0401")
     assert "host.b.helpers" in finding.suggestion
+
+
+@pytest.mark.parametrize(("old", "new", "plugin_src", "expected"), [
+    # the negative twin of each kind: the name is where the plugin looks for it on both versions
+    ({"host/m.py": "def f():\n    pass\n"}, {"host/m.py": "def f():\n    pass\n"}, "from host.m import f\n",
+     ["no PP0401", "no PP0402", "no PP0501", "no PP0601"]),
+    # moved: only when NEW defines it elsewhere; renamed: only when a look-alike sits at the old place
+    ({"host/m.py": "def f(a):\n    pass\n"}, {"host/m.py": "X = 1\n", "host/n.py": "def f(a):\n    pass\n"},
+     "from host.m import f\n", ["PP0402 error drift"]),
+    ({"host/m.py": "def f(a):\n    pass\n"}, {"host/m.py": "X = 1\n"}, "from host.m import f\n",
+     ["PP0601 error drift"]),
+    # a module that only moved inside the package is missing at its old path; present, it is fine
+    ({"host/a/m.py": "X = 1\n"}, {"host/b/m.py": "X = 1\n"}, "import host.a.m\n", ["PP0401 error drift"]),
+    ({"host/a/m.py": "X = 1\n"}, {"host/a/m.py": "X = 1\n"}, "import host.a.m\n", ["no PP0401"]),
+    ({"host/envs.py": "FLAG = 1\n"}, {"host/envs.py": "FLAG = 2\n"},
+     "import host.envs as envs\n\nVALUE = envs.FLAG\n", ["no PP0602"]),
+])
+def test_import_kinds(old, new, plugin_src, expected):
+    expect(scan(old, new, plugin_src), expected)
 
 
 @pytest.mark.parametrize("plugin_src", [
@@ -58,37 +84,40 @@ def test_reexports_and_lazy_exports_resolve(plugin_src):
             "host/api/__init__.py": "from ..impl import Thing\n",
             "host/lazy.py": "_LAZY = {'Thing': 'host.impl:Thing'}\n\ndef __getattr__(name):\n    return _LAZY[name]\n",
             "host/star.py": "from host.impl import *\n"}
-    assert codes(scan(tree, tree, plugin_src)) == []
+    expect(scan(tree, tree, plugin_src), [])
 
 
 def test_type_checking_only_name_fails_at_run_time():
     old = {"host/m.py": "X = 1\n"}
     new = {"host/m.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from host.other import X\n",
            "host/other.py": "X = 1\n"}
-    assert codes(scan(old, new, "from host.m import X\n")) == ["PP0403"]
+    expect(scan(old, new, "from host.m import X\n"), ["PP0403 error drift"])
+    expect(scan(new, new, "from host.other import X\n"), ["no PP0403"])
 
 
 def test_guarded_import_is_downgraded():
     old = {"host/m.py": "def f():\n    pass\n"}
     new = {"host/m.py": "def g():\n    pass\n"}
     src = "try:\n    from host.m import f\nexcept ImportError:\n    f = None\n"
-    assert only(scan(old, new, src), "PP0601").level.value == "warning"
+    expect(scan(old, new, src), ["PP0601 warning drift"])
     src_tc = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from host.m import f\n"
-    assert only(scan(old, new, src_tc), "PP0601").level.value == "info"
+    expect(scan(old, new, src_tc), ["PP0601 info drift"])
 
 
 def test_function_local_import_is_checked():
     old = {"host/m.py": "def f():\n    pass\n"}
     new = {"host/m.py": "def g():\n    pass\n"}
     src = "def use():\n    from host.m import f\n    return f()\n"
-    assert only(scan(old, new, src), "PP0601").plugin.line == 2
+    expect(scan(old, new, src), ["PP0601 error drift use:2"], at=True)
 
 
 def test_attribute_read_on_host_module():
     old = {"host/envs.py": "VLLM_FLAG = 1\nKEEP = 2\n"}
     new = {"host/envs.py": "KEEP = 2\n"}
     src = "import host.envs as envs\n\ndef f():\n    return envs.VLLM_FLAG + envs.KEEP\n"
-    finding = only(scan(old, new, src), "PP0602")
+    result = scan(old, new, src)
+    expect(result, ["PP0602 error drift f:4"], at=True)
+    finding = only(result, "PP0602")
     assert finding.subject == "host.envs.VLLM_FLAG" and finding.plugin.line == 4
 
 
@@ -96,9 +125,9 @@ def test_attribute_the_plugin_sets_itself_is_not_missing():
     tree = {"host/state.py": "_TP = None\n"}
     src = ("import host.state as state\n\ndef patch():\n    state._MY_GROUP = 1\n\n"
            "def use():\n    return state._MY_GROUP\n")
-    assert codes(scan(tree, tree, src)) == []
+    expect(scan(tree, tree, src), ["no PP0602"])
 
 
 def test_latent_unresolved_import():
     tree = {"host/m.py": "def g():\n    pass\n"}
-    assert only(scan(tree, tree, "from host.m import f\n"), "PP0601").status.value == "latent"
+    expect(scan(tree, tree, "from host.m import f\n"), ["PP0601 error latent"])

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness import codes, only, run_scan
+from harness import expect, only, run_scan
 from pinport.checks.instance_attributes import AttributesCheck
 
 CHECK = (AttributesCheck(),)
@@ -21,43 +21,44 @@ READ = "    def step(self):\n        return self.pin_memory\n"
 
 @pytest.mark.parametrize(("old", "new", "plugin", "expected"), [
     # the NEW base no longer sets it
-    (SET, UNSET, patch(READ), ["PP0901"]),
-    (SET, SET, patch(READ), []),
+    (SET, UNSET, patch(READ), ["PP0901 error drift"]),
+    (SET, SET, patch(READ), ["no PP0901"]),
     # the plugin sets it itself (in this method or another member of the patch)
-    (SET, UNSET, patch("    def step(self):\n        self.pin_memory = False\n        return self.pin_memory\n"), []),
-    (SET, UNSET, patch(READ + "    def __init__(self):\n        self.pin_memory = False\n"), []),
+    (SET, UNSET, patch("    def step(self):\n        self.pin_memory = False\n        return self.pin_memory\n"), ["no PP0901"]),
+    (SET, UNSET, patch(READ + "    def __init__(self):\n        self.pin_memory = False\n"), ["no PP0901"]),
     # a class attribute of the patch class is copied onto the target
-    (SET, UNSET, patch("    pin_memory = True\n" + READ), []),
+    (SET, UNSET, patch("    pin_memory = True\n" + READ), ["no PP0901"]),
     # guarded reads
-    (SET, UNSET, patch("    def step(self):\n        return getattr(self, 'pin_memory', False)\n"), []),
+    (SET, UNSET, patch("    def step(self):\n        return getattr(self, 'pin_memory', False)\n"), ["no PP0901"]),
     (SET, UNSET, patch("    def step(self):\n        if hasattr(self, 'pin_memory'):\n"
-                       "            return self.pin_memory\n"), []),
+                       "            return self.pin_memory\n"), ["no PP0901"]),
     (SET, UNSET, patch("    def step(self):\n        try:\n            return self.pin_memory\n"
-                       "        except AttributeError:\n            return False\n"), []),
+                       "        except AttributeError:\n            return False\n"), ["no PP0901"]),
     # NEW defines it another way: a dataclass-style field, a property, a base class
-    (SET, "class Runner:\n    pin_memory: bool = False\n", patch(READ), []),
-    (SET, "class Runner:\n    @property\n    def pin_memory(self):\n        return True\n", patch(READ), []),
+    (SET, "class Runner:\n    pin_memory: bool = False\n", patch(READ), ["no PP0901"]),
+    (SET, "class Runner:\n    @property\n    def pin_memory(self):\n        return True\n", patch(READ), ["no PP0901"]),
     # a nested function that closes over self reads it too
     (SET, UNSET, patch("    def step(self):\n        def inner():\n            return self.pin_memory\n"
-                       "        return inner()\n"), ["PP0901"]),
+                       "        return inner()\n"), ["PP0901 error drift"]),
     # a nested function with its own `self` is another object
     (SET, UNSET, patch("    def step(self):\n        def inner(self):\n            return self.pin_memory\n"
-                       "        return inner\n"), []),
+                       "        return inner\n"), ["no PP0901"]),
     # an unknowable base (external, not inert) may set anything
     ("import torch\n\n" + SET.replace("class Runner:", "class Runner(torch.nn.Module):"),
-     "import torch\n\n" + UNSET.replace("class Runner:", "class Runner(torch.nn.Module):"), patch(READ), []),
+     "import torch\n\n" + UNSET.replace("class Runner:", "class Runner(torch.nn.Module):"), patch(READ), ["no PP0901"]),
     # ... but abc.ABC adds nothing
     ("from abc import ABC\n\n" + SET.replace("class Runner:", "class Runner(ABC):"),
-     "from abc import ABC\n\n" + UNSET.replace("class Runner:", "class Runner(ABC):"), patch(READ), ["PP0901"]),
+     "from abc import ABC\n\n" + UNSET.replace("class Runner:", "class Runner(ABC):"), patch(READ), ["PP0901 error drift"]),
 ])
 def test_self_attribute_kinds(old, new, plugin, expected):
-    assert codes(run_scan({"host/runner.py": old}, {"host/runner.py": new}, plugin, checks=CHECK)) == expected
+    expect(run_scan({"host/runner.py": old}, {"host/runner.py": new}, plugin, checks=CHECK), expected)
 
 
 def test_not_set_evidence_points_at_the_old_assignment():
     result = run_scan({"host/runner.py": SET}, {"host/runner.py": UNSET}, patch(READ), checks=CHECK)
+    expect(result, ["PP0901 error drift RunnerPatch.step:7"], at=True)
     finding = only(result, "PP0901")
-    assert finding.status.value == "drift" and finding.args["name"] == "pin_memory"
+    assert finding.args["name"] == "pin_memory"
     assert finding.plugin.path == "plug/patch.py" and finding.plugin.line == 7
     assert finding.plugin.unit == "RunnerPatch.step"
     assert (finding.old.path, finding.old.line) == ("host/runner.py", 4)
@@ -68,24 +69,24 @@ def test_not_set_evidence_points_at_the_old_assignment():
 def test_inherited_assignment_counts_through_the_mro():
     new = {"host/base.py": "class Base:\n    def __init__(self):\n        self.pin_memory = True\n",
            "host/runner.py": "from host.base import Base\n\nclass Runner(Base):\n    pass\n"}
-    assert codes(run_scan({"host/runner.py": SET}, new, patch(READ), checks=CHECK)) == []
+    expect(run_scan({"host/runner.py": SET}, new, patch(READ), checks=CHECK), ["no PP0901"])
 
 
 def test_subclass_override_and_assigned_function():
     plugin = {"plug/sub.py": "from host.runner import Runner\n\n\nclass MyRunner(Runner):\n"
                              "    def step(self):\n        return self.pin_memory\n"}
-    assert codes(run_scan({"host/runner.py": SET}, {"host/runner.py": UNSET}, plugin, checks=CHECK)) == ["PP0901"]
+    expect(run_scan({"host/runner.py": SET}, {"host/runner.py": UNSET}, plugin, checks=CHECK), ["PP0901 error drift"])
     plugin = {"plug/sub.py": "from host.runner import Runner\n\n\ndef step(self):\n    return self.pin_memory\n\n\n"
                              "Runner.step = step\n"}
-    finding = only(run_scan({"host/runner.py": SET}, {"host/runner.py": UNSET}, plugin, checks=CHECK), "PP0901")
-    assert finding.plugin.unit == "step" and finding.plugin.line == 5
+    expect(run_scan({"host/runner.py": SET}, {"host/runner.py": UNSET}, plugin, checks=CHECK),
+           ["PP0901 error drift step:5"], at=True)
 
 
 def test_one_finding_per_unit_and_attribute():
     body = "    def step(self):\n        a = self.pin_memory\n        return self.pin_memory, self.gone\n"
     old = SET.replace("self.device = 0", "self.gone = 1")
     result = run_scan({"host/runner.py": old}, {"host/runner.py": UNSET}, patch(body), checks=CHECK)
-    assert codes(result) == ["PP0901", "PP0901"]
+    expect(result, ["PP0901 error drift", "PP0901 error drift"])
     assert sorted(f.args["name"] for f in result.findings) == ["gone", "pin_memory"]
 
 
@@ -103,7 +104,7 @@ USES = {
 
 
 @pytest.mark.parametrize("how", sorted(USES))
-@pytest.mark.parametrize(("new", "expected"), [(CONTEXT_NEW, ["PP0902"]), (CONTEXT_OLD, [])])
+@pytest.mark.parametrize(("new", "expected"), [(CONTEXT_NEW, ["PP0902 error drift"]), (CONTEXT_OLD, ["no PP0902"])])
 def test_typed_host_object_reads(how, new, expected):
     head = "from host.forward_context import ForwardContext, get_forward_context\n\n\n"
     body = USES[how]
@@ -111,8 +112,8 @@ def test_typed_host_object_reads(how, new, expected):
                   else "def f():\n" + body)
     result = run_scan({"host/forward_context.py": CONTEXT_OLD}, {"host/forward_context.py": new},
                       {"plug/use.py": src}, checks=CHECK)
-    assert codes(result) == expected
-    if expected:
+    expect(result, expected)
+    if not expected[0].startswith("no "):
         finding = only(result, "PP0902")
         assert (finding.old.path, finding.old.line) == ("host/forward_context.py", 3)
         assert finding.plugin.path == "plug/use.py" and finding.args["name"] == "virtual_engine"
@@ -121,8 +122,8 @@ def test_typed_host_object_reads(how, new, expected):
 def test_reassigned_local_is_not_typed():
     src = ("from host.forward_context import get_forward_context\n\n\ndef f(other):\n"
            "    ctx = get_forward_context()\n    ctx = other\n    return ctx.virtual_engine\n")
-    assert codes(run_scan({"host/forward_context.py": CONTEXT_OLD}, {"host/forward_context.py": CONTEXT_NEW},
-                          {"plug/use.py": src}, checks=CHECK)) == []
+    expect(run_scan({"host/forward_context.py": CONTEXT_OLD}, {"host/forward_context.py": CONTEXT_NEW},
+                    {"plug/use.py": src}, checks=CHECK), ["no PP0902"])
 
 
 # -- changed assignments -------------------------------------------------------------------------------------
@@ -138,14 +139,14 @@ USE_GPU = "    def step(self):\n        return self.positions.gpu[:4]\n"
 
 
 @pytest.mark.parametrize(("new", "expected"), [
-    (RUNNER_TENSOR, ["PP0904"]),  # a buffer became a plain tensor: `.gpu` is gone
-    (RUNNER_OTHER, ["PP0903"]),  # built another way, kind unknown: a warning
-    (RUNNER_BUFFER, []),
+    (RUNNER_TENSOR, ["PP0904 error drift"]),  # a buffer became a plain tensor: `.gpu` is gone
+    (RUNNER_OTHER, ["PP0903 warning drift"]),  # built another way, kind unknown: a warning
+    (RUNNER_BUFFER, ["no PP0903", "no PP0904"]),
 ])
 def test_assignment_changes(new, expected):
     result = run_scan({"host/runner.py": RUNNER_BUFFER}, {"host/runner.py": new}, patch(USE_GPU), checks=CHECK)
-    assert codes(result) == expected
-    if expected == ["PP0904"]:
+    expect(result, expected)
+    if expected == ["PP0904 error drift"]:
         finding = only(result, "PP0904")
         assert finding.args["members"] == "gpu" and finding.args["old_type"] == "CpuGpuBuffer"
         assert finding.status.value == "drift"
@@ -156,5 +157,5 @@ def test_assignment_changes(new, expected):
 
 def test_assignment_change_needs_member_use():
     body = "    def step(self):\n        return self.positions\n"
-    assert codes(run_scan({"host/runner.py": RUNNER_BUFFER}, {"host/runner.py": RUNNER_TENSOR}, patch(body),
-                          checks=CHECK)) == []
+    expect(run_scan({"host/runner.py": RUNNER_BUFFER}, {"host/runner.py": RUNNER_TENSOR}, patch(body),
+                    checks=CHECK), ["no PP0904"])

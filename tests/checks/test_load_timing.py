@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness import codes, only, run_scan
+from harness import expect, only, run_scan
 from pinport.checks.load_timing import LoadTimingCheck
 
 PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
@@ -39,19 +39,21 @@ def scan(host: dict[str, str], plugin: str, check: LoadTimingCheck | None = None
 
 @pytest.mark.parametrize(("target", "member", "expected"), [
     # 11: the first `EngineArgs(...)` loads the plugins from its own __post_init__
-    ("Args", "__post_init__", ["PP1102"]),
-    ("Args", "__new__", ["PP1102"]),
+    ("Args", "__post_init__", ["PP1102 warning latent"]),
+    ("Args", "__new__", ["PP1102 warning latent"]),
     # methods are looked up at call time: a patched ordinary method is seen by that instance
-    ("Args", "create_config", []),
+    ("Args", "create_config", ["no PP1102"]),
     # a subclass whose construction runs the loading __post_init__ it inherits
-    ("AsyncArgs", "__post_init__", ["PP1102"]),
+    ("AsyncArgs", "__post_init__", ["PP1102 warning latent"]),
 ])
 def test_construction_that_loads_the_plugins(target, member, expected):
-    assert codes(scan({"host/args.py": ARGS, "host/entry.py": ENTRY}, patch(target, member))) == expected
+    expect(scan({"host/args.py": ARGS, "host/entry.py": ENTRY}, patch(target, member)), expected)
 
 
 def test_construction_loads_evidence():
-    finding = only(scan({"host/args.py": ARGS, "host/entry.py": ENTRY}, patch("Args", "__post_init__")), "PP1102")
+    result = scan({"host/args.py": ARGS, "host/entry.py": ENTRY}, patch("Args", "__post_init__"))
+    expect(result, ["PP1102 warning latent"])
+    finding = only(result, "PP1102")
     assert finding.subject == "host.args.Args" and finding.level.value == "warning"
     assert (finding.plugin.path, finding.plugin.line) == ("plug/patch.py", 5)
     assert (finding.new.path, finding.new.line) == ("host/args.py", 11)
@@ -63,7 +65,7 @@ def test_construction_loads_evidence():
 def test_a_class_with_its_own_post_init_does_not_inherit_the_load():
     own = ARGS.replace("    log: bool = False\n", "    log: bool = False\n\n    def __post_init__(self):\n"
                                                       "        pass\n")
-    assert codes(scan({"host/args.py": own}, patch("AsyncArgs", "__post_init__"))) == []
+    expect(scan({"host/args.py": own}, patch("AsyncArgs", "__post_init__")), ["no PP1102"])
 
 
 CORE = """from host.config import Config
@@ -79,19 +81,21 @@ CONFIG = "class Config:\n    def __init__(self):\n        pass\n\n    def descri
 
 @pytest.mark.parametrize(("first", "second", "member", "expected"), [
     # 11: built before the load in the function that loads
-    ("cfg = Config()", "load_general_plugins()", "__init__", ["PP1101"]),
-    ("load_general_plugins()", "cfg = Config()", "__init__", []),
-    ("cfg = Config()", "load_general_plugins()", "describe", []),
+    ("cfg = Config()", "load_general_plugins()", "__init__", ["PP1101 warning latent"]),
+    ("load_general_plugins()", "cfg = Config()", "__init__", ["no PP1101"]),
+    ("cfg = Config()", "load_general_plugins()", "describe", ["no PP1101"]),
 ])
 def test_built_before_the_load(first, second, member, expected):
     host = {"host/config.py": CONFIG, "host/core.py": CORE.format(first=first, second=second)}
-    assert codes(scan(host, patch("Config", member, "host.config"))) == expected
+    expect(scan(host, patch("Config", member, "host.config")), expected)
 
 
 def test_built_before_evidence():
     host = {"host/config.py": CONFIG, "host/core.py": CORE.format(first="cfg = Config()",
                                                                   second="load_general_plugins()")}
-    finding = only(scan(host, patch("Config", "__init__", "host.config")), "PP1101")
+    result = scan(host, patch("Config", "__init__", "host.config"))
+    expect(result, ["PP1101 warning latent"])
+    finding = only(result, "PP1101")
     assert (finding.args["built"], finding.args["loaded"]) == ("6", "7")
     assert finding.details[0].startswith("host/core.py:6 (start)")
     assert finding.details[1].startswith("host/core.py:7 (start)")
@@ -101,5 +105,5 @@ def test_loader_names_are_settable():
     host = {"host/config.py": CONFIG, "host/core.py": "from host.config import Config\n\n\ndef start():\n"
                                                       "    cfg = Config()\n    boot_plugins()\n"}
     plugin = patch("Config", "__init__", "host.config")
-    assert codes(scan(host, plugin)) == []
-    assert codes(scan(host, plugin, LoadTimingCheck(loaders=("boot_plugins",)))) == ["PP1101"]
+    expect(scan(host, plugin), ["no PP1101"])
+    expect(scan(host, plugin, LoadTimingCheck(loaders=("boot_plugins",))), ["PP1101 warning latent"])

@@ -1,8 +1,8 @@
-"""Mirrored methods (#12): a positive and a negative case per kind, asserted on codes and evidence."""
+"""Mirrored methods (#12): a positive and a negative case per kind, asserted as whole findings and on evidence."""
 
 import pytest
 
-from harness import codes, only, run_scan
+from harness import expect, only, run_scan
 from pinport.checks.mirrors import MirrorsCheck
 from pinport.findings import Severity
 from scenarios import LOGGING_ENGINE as ENGINE
@@ -20,19 +20,21 @@ def scan(new, plugin=MIRROR, old=ENGINE, **settings):
 
 
 @pytest.mark.parametrize(("new", "plugin", "expected"), [
-    (STEPS, MIRROR, ["PP1201"]),  # 12: upstream changed the mirrored body
-    (ENGINE, MIRROR, []),  # unchanged twin
-    (ENGINE.replace("return outputs", "return outputs  # done"), MIRROR, []),  # a comment is no change
-    (RENAMED, MIRROR, ["PP1201", "PP1202"]),  # 12: and NEW no longer defines a member the mirror uses
+    (STEPS, MIRROR, ["PP1201 warning drift"]),  # 12: upstream changed the mirrored body
+    (ENGINE, MIRROR, ["no PP1201", "no PP1202"]),  # unchanged twin
+    (ENGINE.replace("return outputs", "return outputs  # done"), MIRROR, ["no PP1201"]),  # a comment is no change
+    (RENAMED, MIRROR, ["PP1201 warning drift", "PP1202 error drift"]),  # 12: and NEW no longer defines a member the mirror uses
     # the plugin defines the renamed member itself: nothing missing
-    (RENAMED, MIRROR + "\n    def log_details(self, outputs):\n        return 0\n", ["PP1201"]),
+    (RENAMED, MIRROR + "\n    def log_details(self, outputs):\n        return 0\n", ["PP1201 warning drift"]),
 ])
 def test_mirror_kinds(new, plugin, expected):
-    assert codes(scan(new, plugin)) == expected
+    expect(scan(new, plugin), expected)
 
 
 def test_changed_mirror_evidence_and_diff():
-    finding = only(scan(STEPS), "PP1201")
+    result = scan(STEPS)
+    expect(result, ["PP1201 warning drift"])
+    finding = only(result, "PP1201")
     assert finding.status.value == "drift" and finding.level is Severity.WARNING
     assert (finding.plugin.path, finding.plugin.line, finding.plugin.unit) == (PATCH, 6, "EnginePatch.step")
     assert (finding.old.path, finding.old.line, finding.new.line) == ("host/engine.py", 12, 12)
@@ -47,13 +49,17 @@ def test_changed_mirror_evidence_and_diff():
 
 
 def test_already_ported_mirror_is_info():
-    finding = only(scan(STEPS, MIRROR.replace("self.steps += 1", "self.steps += len(batch)")), "PP1201")
+    result = scan(STEPS, MIRROR.replace("self.steps += 1", "self.steps += len(batch)"))
+    expect(result, ["PP1201 info drift"])
+    finding = only(result, "PP1201")
     assert finding.level is Severity.INFO and finding.args["pending"] == "0"
     assert finding.details[4].endswith("already in the plugin copy")
 
 
 def test_removed_member_links_the_rename():
-    finding = only(scan(RENAMED), "PP1202")
+    result = scan(RENAMED)
+    expect(result, ["PP1201 warning drift", "PP1202 error drift"])
+    finding = only(result, "PP1202")
     assert finding.args["name"] == "log_details" and "capture_details" in finding.args["rename"]
     assert (finding.plugin.path, finding.plugin.line) == (PATCH, 14)
     assert finding.old.path == "host/engine.py" and finding.old.line == 6
@@ -62,12 +68,14 @@ def test_removed_member_links_the_rename():
 
 
 def test_threshold_setting_turns_detection_off():
-    assert codes(scan(STEPS, mirror_threshold=0.99)) == []
+    expect(scan(STEPS, mirror_threshold=0.99), ["no PP1201"])
 
 
 def test_best_match_mirror_whose_source_is_gone():
     plugin = MIRROR.replace("def step(self, batch):", "def step_fast(self, batch):")
     gone = ENGINE.replace("def step(self, batch):", "def run(self, batch):")
-    finding = only(scan(gone, plugin), "PP1203")
+    result = scan(gone, plugin)
+    expect(result, ["PP1203 warning drift"])
+    finding = only(result, "PP1203")
     assert finding.subject == "host.engine.Engine.step" and finding.new is None
-    assert codes(scan(ENGINE, plugin)) == []  # the twin: the copied method is still there
+    expect(scan(ENGINE, plugin), ["no PP1203"])  # the twin: the copied method is still there

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness import codes, only, run_scan
+from harness import expect, only, run_scan
 from pinport.checks.override_signature import SignaturesCheck
 
 PATCH = "plug/patch.py"
@@ -23,27 +23,37 @@ def scan(old_sig: str, new_sig: str, plugin_sig: str, body: str = "pass"):
 
 @pytest.mark.parametrize(("old", "new", "plugin", "expected"), [
     # 1: upstream adds a parameter the override does not take
-    ("(self, a)", "(self, a, is_profiling=False)", "(self, a)", ["PP0101"]),
-    ("(self, a)", "(self, a)", "(self, a)", []),
+    ("(self, a)", "(self, a, is_profiling=False)", "(self, a)", ["PP0101 warning drift"]),
+    ("(self, a)", "(self, a)", "(self, a)", ["no PP0101"]),
     # a passthrough accepts anything
-    ("(self, a)", "(self, a, b=1)", "(self, *args, **kwargs)", []),
+    ("(self, a)", "(self, a, b=1)", "(self, *args, **kwargs)", ["no PP0101"]),
     # 1: a rename at the same position
-    ("(self, a, spec)", "(self, a, metadata)", "(self, a, spec)", ["PP0102"]),
+    ("(self, a, spec)", "(self, a, metadata)", "(self, a, spec)", ["PP0102 warning drift"]),
+    ("(self, a, spec)", "(self, a, spec)", "(self, a, spec)", ["no PP0102"]),
     # 1: reordered positional parameters
-    ("(self, a, b)", "(self, b, a)", "(self, a, b)", ["PP0103"]),
+    ("(self, a, b)", "(self, b, a)", "(self, a, b)", ["PP0103 warning drift"]),
+    ("(self, a, b)", "(self, a, b)", "(self, a, b)", ["no PP0103"]),
     # 1: keyword-only in the override but positional upstream
-    ("(self, a, b)", "(self, a, b)", "(self, a, *, b)", ["PP0104"]),
+    ("(self, a, b)", "(self, a, b)", "(self, a, *, b)", ["PP0104 warning latent"]),
+    ("(self, a, *, b)", "(self, a, *, b)", "(self, a, *, b)", ["no PP0104"]),
     # 1: default differs (informational)
-    ("(self, a=1)", "(self, a=2)", "(self, a=1)", ["PP0105"]),
+    ("(self, a=1)", "(self, a=2)", "(self, a=1)", ["PP0105 info drift"]),
+    ("(self, a=1)", "(self, a=1)", "(self, a=1)", ["no PP0105"]),
     # 2: the override requires a parameter upstream never passes
-    ("(self, a)", "(self, a)", "(self, a, extra)", ["PP0201"]),
+    ("(self, a)", "(self, a)", "(self, a, extra)", ["PP0201 warning latent"]),
+    ("(self, a)", "(self, a)", "(self, a, extra=None)", ["no PP0201"]),
     # 2: upstream dropped a parameter the override still takes (optional)
-    ("(self, a, spec=None)", "(self, a)", "(self, a, spec=None)", ["PP0202"]),
+    ("(self, a, spec=None)", "(self, a)", "(self, a, spec=None)", ["PP0202 warning drift"]),
+    ("(self, a, spec=None)", "(self, a, spec=None)", "(self, a, spec=None)", ["no PP0202"]),
+    # 1: upstream gives a parameter a default; the override still requires it, so callers that omit it fail
+    ("(self, a, b)", "(self, a, b=None)", "(self, a, b)", ["PP0107 warning drift"]),
+    ("(self, a, b)", "(self, a, b)", "(self, a, b)", ["no PP0107"]),
+    ("(self, a, b=None)", "(self, a, b=None)", "(self, a, b=None)", ["no PP0107", "no PP0105"]),
     # the base's **kwargs carries an extra keyword
-    ("(self, a, **kw)", "(self, a, **kw)", "(self, a, extra)", []),
+    ("(self, a, **kw)", "(self, a, **kw)", "(self, a, extra)", ["no PP0201"]),
 ])
 def test_signature_kinds(old, new, plugin, expected):
-    assert codes(scan(old, new, plugin)) == expected
+    expect(scan(old, new, plugin), expected)
 
 
 def test_added_parameter_evidence_and_status():
@@ -74,15 +84,17 @@ def test_inherited_method_is_found_through_mro():
     plugin = {PATCH: HEADER + "\nclass RunnerPatch(ArcticPatch[Runner]):\n    def step(self, a):\n        pass\n",
               **PATCHING}
     result = run_scan(old, new, plugin, checks=(SignaturesCheck(),))
-    assert codes(result) == ["PP0101"]
+    expect(result, ["PP0101 warning drift"])
     assert only(result, "PP0101").new.path == "host/base.py"
 
 
 @pytest.mark.parametrize(("old_has", "new_has", "expected"), [
-    (True, False, ["PP0203"]),  # upstream dropped it: the override overrides nothing
-    (False, True, ["PP0106"]),  # upstream added a member of the same name: collision
-    (False, False, ["PP0002"]),  # plugin-only member (informational)
-    (True, True, []),
+    # upstream dropped it: the override overrides nothing (on OLD it overrides, so nothing is fixed)
+    (True, False, ["PP0203 error drift"]),
+    # upstream added a member of the same name: a collision; on OLD the member was the plugin's own
+    (False, True, ["PP0106 warning drift", "PP0002 info fixed"]),
+    (False, False, ["PP0002 info latent"]),  # plugin-only member (informational)
+    (True, True, ["no PP0203", "no PP0106", "no PP0002"]),
 ])
 def test_member_presence(old_has, new_has, expected):
     member = "    def extra(self):\n        pass\n"
@@ -90,7 +102,7 @@ def test_member_presence(old_has, new_has, expected):
     new = {"host/runner.py": "class Runner:\n    x = 1\n" + (member if new_has else "")}
     plugin = {PATCH: HEADER + "\nclass RunnerPatch(ArcticPatch[Runner]):\n    def extra(self):\n        pass\n",
               **PATCHING}
-    assert codes(run_scan(old, new, plugin, checks=(SignaturesCheck(),))) == expected
+    expect(run_scan(old, new, plugin, checks=(SignaturesCheck(),)), expected)
 
 
 def test_module_function_replacement():
@@ -116,5 +128,16 @@ def test_subclass_override_is_capped_at_warning():
     old = {"host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"}
     new = {"host/runner.py": "class Runner:\n    def step(self, a, b):\n        pass\n"}
     plugin = {PATCH: "from host.runner import Runner\n\nclass Mine(Runner):\n    def step(self, a):\n        pass\n"}
-    finding = only(run_scan(old, new, plugin, checks=(SignaturesCheck(),)), "PP0101")
+    result = run_scan(old, new, plugin, checks=(SignaturesCheck(),))
+    expect(result, ["PP0101 warning drift"])
+    finding = only(result, "PP0101")
     assert finding.level.value == "warning"
+
+
+def test_abstract_base_defaults_do_not_bind_the_override():
+    abstract = "from abc import abstractmethod\n\nclass Runner:\n    @abstractmethod\n    def step(self, a, b=None):\n" \
+               "        pass\n"
+    old = {"host/runner.py": abstract.replace("b=None", "b")}
+    plugin = {PATCH: HEADER + "\nclass RunnerPatch(ArcticPatch[Runner]):\n    def step(self, a, b):\n        pass\n",
+              **PATCHING}
+    expect(run_scan(old, {"host/runner.py": abstract}, plugin, checks=(SignaturesCheck(),)), ["no PP0107"])

@@ -2,9 +2,10 @@
 
 import pytest
 
-from harness import codes, only, run_scan
-from pinport.checks.replaced_callers import ReplacedCallersCheck, is_narrower
+from harness import expect, only, run_scan
+from pinport.checks.replaced_callers import ReplacedCallersCheck
 from pinport.model.summary import Param, ParamKind
+from pinport.plugin.callers import is_narrower
 
 PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
 PATCH = "plug/patch.py"
@@ -22,24 +23,26 @@ MODULE_PATCH = ("from plug.patching import ArcticPatch\nimport host.state as sta
 
 @pytest.mark.parametrize(("caller", "expected"), [
     # 1: NEW passes a keyword the module-function replacement does not take
-    ("graph_capture(device=1, graph_capture_context=2)", ["PP0110"]),
-    ("graph_capture(device=1)", []),
+    ("graph_capture(device=1, graph_capture_context=2)", ["PP0110 error drift"]),
+    ("graph_capture(device=1)", ["no PP0110"]),
     # 1: more positional arguments than the replacement takes
-    ("graph_capture(1, 2)", ["PP0111"]),
-    ("graph_capture(1)", []),
+    ("graph_capture(1, 2)", ["PP0111 error drift"]),
+    ("graph_capture(1)", ["no PP0111"]),
 ])
 def test_module_function_callers(caller, expected):
     runner = f"from host.state import graph_capture\n\n\ndef run():\n    {caller}\n"
     old = {"host/state.py": STATE_OLD, "host/runner.py": "def run():\n    pass\n"}
     new = {"host/state.py": STATE_NEW, "host/runner.py": runner}
-    assert codes(scan(old, new, MODULE_PATCH)) == expected
+    expect(scan(old, new, MODULE_PATCH), expected)
 
 
 def test_caller_evidence():
     runner = "import host.state as ps\n\n\ndef run():\n    ps.graph_capture(1, graph_capture_context=2)\n"
     old = {"host/state.py": STATE_OLD}
     new = {"host/state.py": STATE_NEW, "host/runner.py": runner}
-    finding = only(scan(old, new, MODULE_PATCH), "PP0110")
+    result = scan(old, new, MODULE_PATCH)
+    expect(result, ["PP0110 error drift"])
+    finding = only(result, "PP0110")
     assert finding.args["name"] == "graph_capture_context" and finding.args["count"] == "1"
     assert finding.subject == "host.state.graph_capture" and finding.level.value == "error"
     assert (finding.plugin.path, finding.plugin.unit) == (PATCH, "StatePatch.graph_capture")
@@ -57,46 +60,46 @@ RUNNER_PATCH = ("from plug.patching import ArcticPatch\nfrom host.runner import 
 
 @pytest.mark.parametrize(("sig", "args", "expected"), [
     # 1: `initialize_kv_cache(..., is_profiling=True)` against an override without it
-    ("(self, cfg)", "1, is_profiling=True", ["PP0110"]),
-    ("(self, cfg, is_profiling=False)", "1, is_profiling=True", []),
-    ("(self, cfg)", "1, True", ["PP0111"]),
-    ("(self, cfg, is_profiling=False)", "1, True", []),
+    ("(self, cfg)", "1, is_profiling=True", ["PP0110 error drift"]),
+    ("(self, cfg, is_profiling=False)", "1, is_profiling=True", ["no PP0110"]),
+    ("(self, cfg)", "1, True", ["PP0111 error drift"]),
+    ("(self, cfg, is_profiling=False)", "1, True", ["no PP0111"]),
     # 1: the replacement requires what callers leave out
-    ("(self, cfg, is_profiling)", "1", ["PP0112"]),
-    ("(self, cfg, is_profiling=False)", "1", []),
+    ("(self, cfg, is_profiling)", "1", ["PP0112 error latent"]),
+    ("(self, cfg, is_profiling=False)", "1", ["no PP0112"]),
     # 1: the replacement takes the base's parameters in another order
-    ("(self, is_profiling=False, cfg=None)", "1, is_profiling=True", ["PP0113"]),
-    ("(self, cfg=None, is_profiling=False)", "1, is_profiling=True", []),
+    ("(self, is_profiling=False, cfg=None)", "1, is_profiling=True", ["PP0113 error drift"]),
+    ("(self, cfg=None, is_profiling=False)", "1, is_profiling=True", ["no PP0113"]),
     # a passthrough replacement accepts anything and is not searched
-    ("(self, *args, **kwargs)", "1, True, z=3", []),
+    ("(self, *args, **kwargs)", "1, True, z=3", ["no PP0110", "no PP0111"]),
 ])
 def test_method_callers_through_a_typed_attribute(sig, args, expected):
     old = {"host/runner.py": RUNNER.format(extra=""), "host/worker.py": WORKER.format(args="1")}
     new = {"host/runner.py": RUNNER.format(extra=", is_profiling=False"), "host/worker.py": WORKER.format(args=args)}
-    assert codes(scan(old, new, RUNNER_PATCH.format(sig=sig))) == expected
+    expect(scan(old, new, RUNNER_PATCH.format(sig=sig)), expected)
 
 
 @pytest.mark.parametrize(("caller", "expected"), [
     # self calls inside the class itself
     ("class Runner:\n    def initialize(self, cfg, is_profiling=False):\n        pass\n\n"
-     "    def profile(self):\n        self.initialize(1, is_profiling=True)\n", ["PP0110"]),
+     "    def profile(self):\n        self.initialize(1, is_profiling=True)\n", ["PP0110 error drift"]),
     # a subclass calling up through super()
     ("class Runner:\n    def initialize(self, cfg, is_profiling=False):\n        pass\n\n\n"
      "class Cpu(Runner):\n    def initialize(self, cfg, is_profiling=False):\n"
-     "        super().initialize(cfg, is_profiling)\n", ["PP0111"]),
+     "        super().initialize(cfg, is_profiling)\n", ["PP0111 error drift"]),
     # a subclass with its own override: its callers do not reach the replacement
     ("class Runner:\n    def initialize(self, cfg, is_profiling=False):\n        pass\n\n\n"
      "class Cpu(Runner):\n    def initialize(self, cfg, is_profiling=False):\n        pass\n\n"
-     "    def go(self):\n        self.initialize(1, is_profiling=True)\n", []),
+     "    def go(self):\n        self.initialize(1, is_profiling=True)\n", ["no PP0110"]),
     # the same method name on an unrelated class
     ("class Runner:\n    def initialize(self, cfg, is_profiling=False):\n        pass\n\n\n"
      "class Other:\n    def initialize(self, cfg, is_profiling=False):\n        pass\n\n\n"
-     "def go():\n    Other().initialize(1, is_profiling=True)\n", []),
+     "def go():\n    Other().initialize(1, is_profiling=True)\n", ["no PP0110"]),
 ])
 def test_which_calls_reach_the_replacement(caller, expected):
     old = {"host/runner.py": RUNNER.format(extra="")}
     new = {"host/runner.py": caller}
-    assert codes(scan(old, new, RUNNER_PATCH.format(sig="(self, cfg)"))) == expected
+    expect(scan(old, new, RUNNER_PATCH.format(sig="(self, cfg)")), expected)
 
 
 def test_constructor_callers_of_a_replaced_init():
@@ -104,15 +107,17 @@ def test_constructor_callers_of_a_replaced_init():
     plugin = ("from plug.patching import ArcticPatch\nfrom host.layer import Layer\n\n\n"
               "class LayerPatch(ArcticPatch[Layer]):\n    def __init__(self, heads):\n        pass\n")
     old = {"host/layer.py": host.format(call="Layer(1)")}
-    assert codes(scan(old, {"host/layer.py": host.format(call="Layer(1, prefix='x')")}, plugin)) == ["PP0110"]
-    assert codes(scan(old, {"host/layer.py": host.format(call="Layer(1)")}, plugin)) == []
+    expect(scan(old, {"host/layer.py": host.format(call="Layer(1, prefix='x')")}, plugin), ["PP0110 error drift"])
+    expect(scan(old, {"host/layer.py": host.format(call="Layer(1)")}, plugin), ["no PP0110"])
 
 
 def test_assignment_replacement():
     old = {"host/runner.py": RUNNER.format(extra=", is_profiling=False"),
            "host/worker.py": WORKER.format(args="1, is_profiling=True")}
     plugin = "from host.runner import Runner\n\n\ndef init(self, cfg):\n    pass\n\n\nRunner.initialize = init\n"
-    finding = only(scan(old, old, plugin), "PP0110")
+    result = scan(old, old, plugin)
+    expect(result, ["PP0110 error latent"])
+    finding = only(result, "PP0110")
     assert finding.status.value == "latent" and finding.plugin.line == 8
 
 
@@ -135,7 +140,7 @@ def test_is_narrower(base, repl, narrower):
 
 def test_call_sites_inside_replaced_host_code_do_not_count():
     """The host's only caller is itself replaced by the plugin: that host code never runs."""
-    from harness import codes, run_scan
+    from harness import expect, run_scan
     from pinport.checks.replaced_callers import ReplacedCallersCheck
 
     host = {"host/runner.py": "class Runner:\n    def propose(self, a):\n        return a\n\n"
@@ -145,6 +150,6 @@ def test_call_sites_inside_replaced_host_code_do_not_count():
               "plug/patch.py": "from plug.patching import ArcticPatch\nfrom host.runner import Runner\n\n"
                                "class RunnerPatch(ArcticPatch[Runner]):\n"
                                "    def propose(self, a, extra):\n        return a\n"}
-    assert codes(run_scan(host, host, plugin, checks=(ReplacedCallersCheck(),))) == ["PP0112"]
+    expect(run_scan(host, host, plugin, checks=(ReplacedCallersCheck(),)), ["PP0112 error latent"])
     plugin["plug/patch.py"] += "\n    def execute(self):\n        return self.propose(1, 2)\n"
-    assert codes(run_scan(host, host, plugin, checks=(ReplacedCallersCheck(),))) == []
+    expect(run_scan(host, host, plugin, checks=(ReplacedCallersCheck(),)), ["no PP0112"])

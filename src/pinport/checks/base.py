@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..config import Settings
+from ..facts import ScanFacts
 from ..findings import Finding, Kind, Location, Severity
-from ..model.index import CodeIndex
-from ..model.resolve import MODULE, Resolver, Symbol
-from ..model.summary import FunctionInfo
+from ..model.host import HostView
+from ..model.resolve import Symbol
+from ..plugin.mirrors import Copy, UpstreamChange, change_details, span_lines, span_location
 from ..plugin.model import PluginModel
 from ..plugin.records import Guard
 
@@ -30,44 +31,16 @@ def guard_severity(guard: Guard) -> Severity | None:
 
 
 @dataclass(frozen=True)
-class HostView:
-    """One host version: its index, a resolver over it, and how to cite a symbol in it."""
-
-    index: CodeIndex
-    resolver: Resolver
-
-    @property
-    def label(self) -> str:
-        return self.index.label
-
-    def resolve(self, path: str) -> Symbol | None:
-        return self.resolver.resolve(path)
-
-    def location(self, sym: Symbol | None, snippet: str | None = None) -> Location | None:
-        """Evidence for a symbol: its file and line in this tree, with the line's text."""
-        if sym is None or not sym.module or sym.module not in self.index.paths:
-            return None
-        if snippet is None:
-            snippet = f"module {sym.path}" if sym.kind == MODULE else self.index.line_text(sym.module, sym.line)
-        text = snippet
-        return Location(self.index.paths[sym.module], sym.line, 0, sym.path, text)
-
-    def def_location(self, sym: Symbol | None) -> Location | None:
-        """`location`, with a function's signature (`def f(a, b=1)`) as the snippet."""
-        if sym is None or not isinstance(sym.obj, FunctionInfo):
-            return self.location(sym)
-        return self.location(sym, snippet=f"def {sym.obj.name}{sym.obj.signature.render()}")
-
-
-@dataclass(frozen=True)
 class ScanContext:
-    """What a check may read: the plugin, the host being judged and the other host, the settings."""
+    """What a check may read: the plugin, the host being judged and the other host, the settings,
+    and the scan's shared facts (`facts`: built once per scan, the same object on both sides)."""
 
     plugin: PluginModel
     host: HostView  # the version being judged
     other: HostView  # the other version
     judging_new: bool
     settings: Settings
+    facts: ScanFacts
 
     @property
     def old(self) -> HostView:
@@ -90,9 +63,32 @@ class ScanContext:
 
     def plugin_site(self, module: str, unit: str, node: ast.AST) -> Location:
         """The plugin location of an AST node in `module`, inside plugin unit `unit`, with its line's text."""
-        line = getattr(node, "lineno", 0)
-        return Location(self.plugin.index.paths[module], line, getattr(node, "col_offset", 0), unit,
-                        self.plugin.index.line_text(module, line))
+        return self.facts.plugin_line(module, getattr(node, "lineno", 0), unit, getattr(node, "col_offset", 0))
+
+
+# -- findings shared by the checks of copies (forks, mirrors) ------------------------------------
+def copy_change_finding(kind: Kind, ctx: ScanContext, copy: Copy, change: UpstreamChange, args: dict[str, str],
+                   suggestion: str) -> Finding:
+    """The finding for a copy whose upstream changed: warning while hunks are pending, else info."""
+    pending = len(change.pending)
+    site = Location(copy.plugin.path, copy.plugin.start, 0, copy.unit,
+                    next((x.strip() for x in span_lines(ctx.plugin.index, copy.plugin) if x.strip()), ""))
+    return Finding(kind, {**args, "label": ctx.new.label, "pending": str(pending), "hunks": str(len(change.hunks))},
+                   site, old=span_location(ctx.old.index, copy.old, copy.subject),
+                   new=span_location(ctx.new.index, copy.new, copy.subject), subject=copy.subject,
+                   suggestion=suggestion if pending else "nothing to port: the plugin copy already has every hunk",
+                   details=change_details(copy, change, ctx.plugin.index, ctx.old.index),
+                   severity=None if pending else Severity.INFO,
+                   extra={"pending_hunks": [h.header for h in change.pending], "score": copy.score})
+
+
+def vanished_finding(kind: Kind, ctx: ScanContext, args: dict[str, str], site: Location, owner: str, name: str,
+                     before: Symbol, rename: str, suggestion: str) -> Finding:
+    """The finding for a `self.X` read that NEW's `owner` no longer defines: OLD's member, NEW's rename."""
+    renamed = ctx.new.resolve(f"{owner}.{rename}") if rename else None
+    return Finding(kind, {**args, "rename": f" (upstream now uses `{rename}`)" if rename else ""}, site,
+                   subject=f"{owner}.{name}", old=ctx.old.location(before), new=ctx.new.location(renamed),
+                   suggestion=suggestion)
 
 
 class Check(Protocol):

@@ -7,23 +7,21 @@ applying there. For each patch target this check finds classes that do the same 
 elsewhere, a sibling with mostly the same methods, a subclass that overrides patched methods
 without calling up) and the code that selects between them, at OLD and at NEW: the `if` whose
 branches name the candidate, and the environment variables and config fields its test reads
-(found by `_selection.py`).
+(found by `model/selection.py`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..findings import Finding, Kind, Location, Severity
+from ..model.host import HostView, package_of
 from ..model.resolve import CLASS, Symbol
+from ..model.selection import Selection, selections
 from ..model.summary import BindingKind, ClassInfo
-from ..plugin.facts import plugin_facts
 from ..plugin.records import PatchKind
-from ._hostfacts import class_index, package_of
-from ._selection import Selection, selections
-from .base import HostView, ScanContext
+from .base import ScanContext
 
 NAME = "bypass"
 
@@ -84,7 +82,7 @@ def find_candidates(view: HostView, target: Symbol, patched: set[str]) -> list[C
     base_paths = {b.path for b in host_bases}
     extra = own - _inherited(view, host_bases)
     leaves = frozenset({b.path.rpartition(".")[2] for b in host_bases} | {name})
-    index = class_index(view, package_of(target.module), leaves)
+    index = view.class_index(package_of(target.module), leaves)
     for leaf in sorted(leaves):
         for mod, cls_name in index.get(leaf, ()):
             sym = view.resolve(f"{mod}.{cls_name}")
@@ -93,7 +91,7 @@ def find_candidates(view: HostView, target: Symbol, patched: set[str]) -> list[C
                 continue
             direct = {b.path for b in resolver.bases(sym)}
             if target.path in direct:
-                overridden = sorted(n for n in patched & set(sym.obj.methods) if not _calls_up(view, sym, n))
+                overridden = sorted(n for n in patched & set(sym.obj.methods) if not view.calls_super(sym, n))
                 if overridden:
                     out[sym.path] = Candidate(sym, "subclass overriding patched " + ", ".join(overridden[:4]),
                                               tuple(overridden))
@@ -107,15 +105,6 @@ def find_candidates(view: HostView, target: Symbol, patched: set[str]) -> list[C
 
 def _shown(common: set[str], patched: set[str]) -> tuple[str, ...]:
     return tuple(sorted(common & patched) or sorted(common))
-
-
-def _calls_up(view: HostView, cls: Symbol, method: str) -> bool:
-    """Whether the subclass's `method` calls the base's (`super().method`), so a patch still runs."""
-    fn = cls.obj.methods.get(method) if isinstance(cls.obj, ClassInfo) else None
-    if fn is None:
-        return False
-    text = "\n".join(view.index.lines(cls.module)[fn.line - 1:fn.end_line])
-    return f"super().{method}(" in text or re.search(rf"super\([^)]*\)\.{re.escape(method)}\(", text) is not None
 
 
 # -- the check -----------------------------------------------------------------------------------
@@ -153,8 +142,8 @@ class BypassCheck:
         new_sel = selections(ctx.new, target, cand.cls)
         old_sel = [] if is_new or old_target is None else selections(ctx.old, old_target, old_cand)  # type: ignore[arg-type]
         # only a site that names both classes is a switch between them; others only show where it is built
-        switch_old = [x for x in old_sel if ("names only the candidate",) not in x.facts]
-        switch_new = [x for x in new_sel if ("names only the candidate",) not in x.facts]
+        switch_old = [x for x in old_sel if ("names only the candidate",) not in x.reads]
+        switch_new = [x for x in new_sel if ("names only the candidate",) not in x.reads]
         changed = not is_new and bool(switch_old or switch_new) and _signature(switch_old) != _signature(switch_new)
         if (is_new or changed) and not ctx.judging_new:
             return None  # introduced by the move: reported once, on NEW, as drift
@@ -181,7 +170,7 @@ class BypassCheck:
 
     @staticmethod
     def _forced(ctx: ScanContext, env_vars: set[str]) -> tuple[bool, list[str]]:
-        sets = [(m, node, var, value) for m, _, node, var, value in plugin_facts(ctx.plugin).env_sets
+        sets = [(m, node, var, value) for m, _, node, var, value in ctx.facts.uses.env_sets
                 if var in env_vars]
         notes = [f"plugin forces {var}={value} at {ctx.plugin.index.paths[m]}:{node.lineno}"
                  for m, node, var, value in sets]
@@ -191,7 +180,7 @@ class BypassCheck:
 
 
 def _signature(sels: list[Selection]) -> frozenset[frozenset[tuple[str, ...]]]:
-    return frozenset(frozenset(s.facts) for s in sels)
+    return frozenset(frozenset(s.reads) for s in sels)
 
 
-__all__ = ["KINDS", "BypassCheck", "find_candidates", "selections"]
+__all__ = ["KINDS", "BypassCheck", "find_candidates"]

@@ -37,7 +37,7 @@ from ..model.callsites import iter_call_sites, modules_mentioning
 from ..model.inference import Inference, Lookup, Typed, return_arity
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Symbol
 from ..model.summary import ClassInfo, FunctionInfo, Param
-from ..model.units import Unit, iter_units, local_imports, source_lines, unit_facts
+from ..model.units import Unit, local_imports
 from ..plugin.records import PatchKind
 from .base import HostView, ScanContext
 
@@ -135,17 +135,14 @@ class CallsCheck:
         shared = _Context(ctx)
         plugin = ctx.plugin
         for module in plugin.modules:
-            tree = plugin.index.parsed(module)
-            if tree is None:
-                continue
-            for unit in iter_units(tree):
+            for unit in ctx.facts.plugin_units(module):
                 yield from self._unit(shared, module, unit)
 
     # -- one unit -------------------------------------------------------------------------------
     def _unit(self, shared: _Context, module: str, unit: Unit) -> Iterator[Finding]:
         ctx = shared.ctx
         plugin = ctx.plugin
-        facts = unit_facts(plugin.index, module, unit)
+        facts = ctx.facts.plugin_unit_facts(module, unit)
         if not facts.calls:
             return
         local = {k: plugin.names.follow(v) for k, v in local_imports(
@@ -170,7 +167,6 @@ class CallsCheck:
                         super_mro=ctx.host.resolver.mro(base) if base is not None and target is None else ())
         if unit.node is not None:
             inf.bind_locals(unit.node, facts, Typed(cls_sym, True) if cls_sym is not None and unit.cls else None)
-        lines = source_lines(plugin.index, module)
         for call in facts.calls:
             callee = self._alias_callee(shared, call.func, target, unit) or inf.callee(call.func)
             if callee is None or not callee.sym.module:
@@ -179,8 +175,7 @@ class CallsCheck:
                 path = local.get(call.func.id) or plugin.names.binding_path(module, call.func.id)
                 if path and plugin.names.is_host(path):
                     callee = callee._replace(via=path)
-            site = Location(plugin.index.paths[module], call.lineno, call.col_offset, unit.qualname,
-                            lines[call.lineno - 1].strip() if call.lineno <= len(lines) else "")
+            site = ctx.facts.plugin_line(module, call.lineno, unit.qualname, call.col_offset)
             guard = facts.guard_at(call.lineno)
             for finding in self._judge(shared, call, callee, site, facts.unpacked.get(id(call)), unit):
                 if guard and finding.level is Severity.ERROR:  # the plugin may already handle both versions
@@ -281,7 +276,7 @@ class CallsCheck:
             candidates = modules_mentioning(new.index, text or f"{name}(", new.resolver.top)[:_SEARCHED]
             found = iter_call_sites(new.resolver, name, accept, text=text, modules=candidates, limit=_SITES)
             shared.sites[key] = tuple(f"upstream calls it at {new.index.paths[s.module]}:{s.line} ({s.unit}): "
-                                      f"{source_lines(new.index, s.module)[s.line - 1].strip()[:100]}"
+                                      f"{new.line_text(s.module, s.line)[:100]}"
                                       for s in found)
         return shared.sites[key]
 

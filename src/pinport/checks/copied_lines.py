@@ -16,7 +16,6 @@ from ..findings import Finding, Kind, Location, Severity
 from ..model.resolve import MODULE
 from ..plugin.forks import CopiedLine, Copies, find_copied_lines
 from .base import ScanContext
-from .mirrors import scan_copies
 
 NAME = "copied-lines"
 
@@ -49,7 +48,7 @@ def host_surface(ctx: ScanContext, copies: Copies) -> set[str]:
 
 def find_second_sites(ctx: ScanContext) -> list[CopiedLine]:
     """The copied lines of this scan (outside forks and mirrors)."""
-    copies = scan_copies(ctx)
+    copies = ctx.facts.copies
     exclude: dict[str, list[tuple[int, int]]] = {}
     for copy in copies.copies:
         exclude.setdefault(copy.plugin.path, []).append((copy.plugin.start, copy.plugin.end))

@@ -14,17 +14,9 @@ from collections.abc import Iterator
 from ..findings import Finding, Kind, Location, Severity
 from ..model.index import CodeIndex
 from ..plugin.forks import module_of
-from ..plugin.mirrors import Copy, upstream_change
-from .base import ScanContext
-from .mirrors import (
-    change_finding,
-    plugin_members,
-    scan_copies,
-    self_reads,
-    span_location,
-    vanished_finding,
-    vanished_members,
-)
+from ..plugin.mirrors import Copy, span_location, upstream_change
+from ..plugin.uses import self_reads
+from .base import ScanContext, copy_change_finding, vanished_finding
 
 NAME = "forks"
 
@@ -51,7 +43,7 @@ class ForksCheck:
         if not ctx.judging_new:
             return  # an upstream change is made by the move; OLD has nothing to port
         yield from self._declared(ctx)
-        for copy in scan_copies(ctx).copies:
+        for copy in ctx.facts.copies.copies:
             if copy.kind == "fork":
                 yield from self._fork(ctx, copy)
 
@@ -68,14 +60,14 @@ class ForksCheck:
         args = {"name": copy.plugin.path, "base": copy.subject}
         if copy.new is None:
             yield Finding(FORK_SOURCE_GONE, {**args, "label": ctx.new.label}, Location(copy.plugin.path, 1, 0,
-                          "<module>"), old=span_location(ctx.old, copy.old, copy.subject), subject=copy.subject,
+                          "<module>"), old=span_location(ctx.old.index, copy.old, copy.subject), subject=copy.subject,
                           suggestion="find where upstream moved this code; declare the new pair in "
                                      "`[tool.pinport] forks` to keep tracking it")
             return
         if copy.upstream_changed:
             change = upstream_change(copy, ctx.old.index, ctx.new.index)
             if change is not None and change.hunks:
-                yield change_finding(FORK_CHANGED, ctx, copy, change, args,
+                yield copy_change_finding(FORK_CHANGED, ctx, copy, change, args,
                                      "port the upstream hunks into the fork (`pinport port` proposes a three-way "
                                      "merge of the whole file)")
         yield from self._members(ctx, copy)
@@ -86,7 +78,7 @@ class ForksCheck:
         for target in ctx.plugin.surface.targets:
             if target.plugin_module != module or target.is_patch:
                 continue
-            provided = plugin_members(ctx.plugin, target.target)
+            provided = ctx.facts.plugin_members(target.target)
             prefix = target.plugin_class + "."
             units = sorted(p.site.unit for p in ctx.plugin.surface.patches
                            if p.plugin_module == module and p.via == target.plugin_class and p.function)
@@ -94,9 +86,9 @@ class ForksCheck:
                 node = ctx.plugin.function_node(module, unit)
                 if node is None or not unit.startswith(prefix):
                     continue
-                for name, line, before, rename in vanished_members(ctx, target.target, self_reads(node), provided):
+                for name, line, before, rename in ctx.facts.vanished_members(target.target, self_reads(node), provided):
                     args = {"name": name, "unit": unit, "base": target.target, "label": ctx.new.label}
-                    site = Location(copy.plugin.path, line, 0, unit, ctx.plugin.index.line_text(module, line))
+                    site = ctx.facts.plugin_line(module, line, unit)
                     yield vanished_finding(FORK_MEMBER_GONE, ctx, args, site, target.target, name, before, rename,
                                            f"use `self.{rename}`" if rename else "find what the upstream original "
                                            "uses instead (see the fork's upstream diff)")

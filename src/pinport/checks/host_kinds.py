@@ -4,7 +4,7 @@ These are the host facts that break silently: `isinstance(x, Host)` raises TypeE
 `Host` is a function; `envs.VLLM_X` raises AttributeError from the envs module's lazy table
 even though a TYPE_CHECKING declaration still names it; an environment variable the plugin
 sets stops doing anything; a TypedDict key read by the plugin is no longer produced.
-The plugin walk is `plugin/facts.py`'s, the host lookups `_hostfacts.py`'s.
+The plugin walk and the host lookups come from `ctx.facts` and the host views.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ from collections.abc import Iterator
 from ..findings import Finding, Kind, Severity
 from ..model.resolve import ATTRIBUTE, CLASS, EXTERNAL, FUNCTION, MODULE, Symbol
 from ..model.summary import ClassInfo
-from ..plugin.facts import PluginFacts, plugin_facts
 from ..plugin.records import PatchKind
-from ._hostfacts import env_flag_defined, env_modules, host_member, host_reads_env, returned_class
+from ..plugin.uses import PluginUses
 from .base import HostView, ScanContext, guard_severity
 
 NAME = "host-kinds"
@@ -50,21 +49,21 @@ class HostKindsCheck:
     description = "host names keep their kind, environment flags and TypedDict keys the plugin uses still exist"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
-        facts = plugin_facts(ctx.plugin)
+        facts = ctx.facts.uses
         yield from self._class_uses(ctx, facts)
         yield from self._replacements(ctx)
         yield from self._env_flags(ctx)
         yield from self._env_sets(ctx, facts)
         yield from self._typeddict_keys(ctx, facts)
 
-    def _class_uses(self, ctx: ScanContext, facts: PluginFacts) -> Iterator[Finding]:
+    def _class_uses(self, ctx: ScanContext, facts: PluginUses) -> Iterator[Finding]:
         seen: set[tuple[str, str, str]] = set()
         for module, unit, node, path, how in facts.class_uses:
             sym = ctx.host.resolve(path)
             if sym is None or sym.kind != FUNCTION or (module, unit, path) in seen:
                 continue
             seen.add((module, unit, path))
-            made = returned_class(ctx.host, sym)
+            made = ctx.host.returned_class(sym)
             yield Finding(CLASS_BECAME_FUNCTION, {"name": path.rpartition(".")[2], "how": how, "label": ctx.host.label},
                           ctx.plugin_site(module, unit, node), subject=path,
                           suggestion=f"test against `{made.path}`, the class the factory returns" if made else
@@ -86,7 +85,7 @@ class HostKindsCheck:
                               **ctx.evidence(patch.target, host_sym=member))
 
     def _env_flags(self, ctx: ScanContext) -> Iterator[Finding]:
-        modules = env_modules(ctx.host)
+        modules = ctx.host.env_modules
         seen: set[tuple[str, str, str]] = set()
         for use in ctx.plugin.surface.uses:
             for module in modules:
@@ -94,27 +93,27 @@ class HostKindsCheck:
                     continue
                 flag = use.path[len(module) + 1:].split(".")[0]
                 key = (use.site.path, use.site.unit, flag)
-                if not flag.isupper() or key in seen or env_flag_defined(ctx.host, module, flag):
+                if not flag.isupper() or key in seen or ctx.host.env_flag_defined(module, flag):
                     continue
                 seen.add(key)
                 subject = f"{module}.{flag}"
                 other = ctx.other.index.modules.get(module)
-                there = ctx.other.location(Symbol(ATTRIBUTE, subject, module, _table_line(ctx.other, module, flag)))
+                there = ctx.other.location(Symbol(ATTRIBUTE, subject, module, ctx.other.env_flag_line(module, flag)))
                 yield Finding(ENV_FLAG_REMOVED, {"name": flag, "module": module, "label": ctx.host.label}, use.site,
                               subject=subject, severity=guard_severity(use.guard),
                               suggestion=f"find what replaced `{flag}` in {ctx.host.label} (a config field?)",
                               **ctx.sides(None, there if other else None))
 
-    def _env_sets(self, ctx: ScanContext, facts: PluginFacts) -> Iterator[Finding]:
+    def _env_sets(self, ctx: ScanContext, facts: PluginUses) -> Iterator[Finding]:
         prefix = ctx.settings.host.upper() + "_"
         for module, unit, node, var, value in facts.env_sets:
-            if not var.startswith(prefix) or host_reads_env(ctx.host, var) or not host_reads_env(ctx.other, var):
+            if not var.startswith(prefix) or ctx.host.reads_env(var) or not ctx.other.reads_env(var):
                 continue
             yield Finding(ENV_VAR_NOT_READ, {"name": var, "label": ctx.host.label}, ctx.plugin_site(module, unit, node),
                           subject=var, details=(f"plugin sets {var}={value}",),
                           suggestion=f"find what selects this behaviour in {ctx.host.label} and force it there")
 
-    def _typeddict_keys(self, ctx: ScanContext, facts: PluginFacts) -> Iterator[Finding]:
+    def _typeddict_keys(self, ctx: ScanContext, facts: PluginUses) -> Iterator[Finding]:
         for fn in facts.functions:
             seen: set[tuple[str, str]] = set()
             for node, var, key, is_get in fn.keys:
@@ -126,9 +125,9 @@ class HostKindsCheck:
                         ctx.host, here):
                     continue
                 seen.add((cls_path, key))
-                if host_member(ctx.host, here, key, instance=False) is not None:
+                if ctx.host.member(here, key, instance=False) is not None:
                     continue
-                found = host_member(ctx.other, there, key, instance=False)
+                found = ctx.other.member(there, key, instance=False)
                 if found is None or found.kind == EXTERNAL:
                     continue
                 subject = f"{cls_path}.{key}"
@@ -139,14 +138,6 @@ class HostKindsCheck:
                               details=("read with .get(): silently None",) if is_get else (),
                               suggestion=f"read what {ctx.host.label} puts in the dict instead",
                               **ctx.evidence(subject, host_sym=here, other_sym=found))
-
-
-def _table_line(view: HostView, module: str, flag: str) -> int:
-    """Line of `"FLAG":` in an envs module's source (evidence), else 1."""
-    for i, line in enumerate(view.index.lines(module), 1):
-        if f'"{flag}"' in line or f"'{flag}'" in line:
-            return i
-    return 1
 
 
 __all__ = ["KINDS", "HostKindsCheck"]

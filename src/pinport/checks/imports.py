@@ -15,7 +15,6 @@ from ..findings import Finding, Kind, Severity
 from ..model.resolve import CLASS, FUNCTION, MODULE, Symbol
 from ..model.summary import BindingKind, ClassInfo, FunctionInfo
 from ..plugin.records import Guard
-from ._hostfacts import is_env_flag_read
 from .base import HostView, ScanContext, guard_severity
 
 NAME = "imports"
@@ -82,7 +81,7 @@ class ImportsCheck:
                 parent = host.resolve(head)
                 if parent is None or parent.kind not in (MODULE, CLASS):
                     return None
-                if is_env_flag_read(host, head, part):
+                if host.is_env_flag_read(head, part):
                     return None  # the host-kinds check reports a removed flag as EnvFlagRemoved
                 missing = f"{head}.{part}"
                 args = {"name": part, "base": head, "label": host.label}
@@ -215,11 +214,9 @@ def _replacement_flags(ctx: ScanContext, module: str, name: str) -> list[str]:
     read_by_old: set[str] = set()
     old = ctx.other.resolve(f"{module}.{name}")
     if old is not None and old.kind == FUNCTION and isinstance(old.obj, FunctionInfo):
-        tree = ctx.other.index.parsed(old.module)
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno == old.obj.line:
-                read_by_old = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id.isupper()}
-                break
+        node = ctx.other.function_node(old)
+        if node is not None:
+            read_by_old = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id.isupper()}
     if not wanted and not read_by_old:
         return []
     scored: list[tuple[float, str]] = []

@@ -5,7 +5,7 @@ inherit from it), a subclass override with `self` an instance of the plugin clas
 every `self.X` the plugin reads and does not set itself must be set or defined by the host
 class through its MRO. When the host still sets it but assigns something of another kind (a
 `CpuGpuBuffer` became a plain tensor), the members the plugin uses on it (`.gpu`, `.np`) break.
-The plugin units and their `self` uses come from `plugin/facts.py`, shared with undefined.py.
+The plugin's host methods and their `self` uses come from `ctx.facts`, shared with undefined.py.
 """
 
 from __future__ import annotations
@@ -15,20 +15,11 @@ import re
 from collections.abc import Iterator
 
 from ..findings import Finding, Kind, Severity
+from ..model.host import HostView
 from ..model.resolve import CLASS, EXTERNAL, INSTANCE_ATTR, Symbol
 from ..model.summary import ClassInfo
-from ..plugin.facts import (
-    Unit,
-    iter_units,
-    plugin_class_info,
-    plugin_facts,
-    plugin_resolver,
-    unit_use,
-)
-from ..plugin.model import PluginModel
-from ._hostfacts import host_member, provided_by_plugin, returned_class
-from .base import HostView, ScanContext
-from .mirrors import scan_copies
+from ..plugin.uses import HostMethod
+from .base import ScanContext
 
 NAME = "attributes"
 
@@ -47,19 +38,6 @@ KINDS = (ATTRIBUTE_NOT_SET, HOST_OBJECT_ATTRIBUTE, ATTRIBUTE_TYPE_CHANGED, ATTRI
 _HEAD = re.compile(r"^([A-Za-z_][\w.]*)\s*(\(|$)")
 
 
-def plugin_defines(plugin: PluginModel, module: str, qualname: str, name: str) -> bool:
-    """Whether the plugin class, or a plugin base of it, defines `name` (or has a `__getattr__`)."""
-    resolver = plugin_resolver(plugin)
-    sym = resolver.resolve(f"{module}.{qualname}")
-    if sym is None or sym.kind != CLASS:
-        info = plugin_class_info(plugin.index, module, qualname)
-        return bool(info and info.has_member(name))
-    for owner in resolver.mro(sym):
-        if isinstance(owner.obj, ClassInfo) and (owner.obj.has_member(name) or "__getattr__" in owner.obj.methods):
-            return True
-    return False
-
-
 def _head(expr: str) -> str:
     match = _HEAD.match(expr.strip())
     return match.group(1) if match else expr.strip()
@@ -74,9 +52,9 @@ def _assignments(view: HostView, sym: Symbol) -> tuple[list[str], Symbol | None]
     for expr in exprs:
         head = _head(expr)
         if head.startswith("self."):
-            typed = returned_class(view, host_member(view, owner, head[5:], instance=False))
+            typed = view.returned_class(view.member(owner, head[5:], instance=False))
         elif head and head != "None" and not head.startswith("torch."):
-            typed = returned_class(view, view.resolver.resolve_in(owner.module, head))
+            typed = view.returned_class(view.resolver.resolve_in(owner.module, head))
         else:
             typed = None
         if typed is not None:
@@ -92,12 +70,12 @@ def _copied_units(ctx: ScanContext) -> frozenset[tuple[str, str]]:
     """
     if not ctx.judging_new:
         return frozenset()
-    copies = scan_copies(ctx)
+    copies = ctx.facts.copies
     return frozenset({(m.patch.plugin_module, m.patch.site.unit) for m in copies.mirrors}
                      | {(f.plugin_module, "") for f in copies.forks})
 
 
-def _is_copied(copied: frozenset[tuple[str, str]], unit: Unit) -> bool:
+def _is_copied(copied: frozenset[tuple[str, str]], unit: HostMethod) -> bool:
     return (unit.module, unit.qualname) in copied or (unit.module, "") in copied
 
 
@@ -109,29 +87,29 @@ class AttributesCheck:
     description = "every `self.X` a plugin method reads is still set by the host class, with the same API"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
-        loose = frozenset(plugin_facts(ctx.plugin).loose)
+        loose = frozenset(ctx.facts.uses.loose)
         copied = _copied_units(ctx)
-        for unit in iter_units(ctx.plugin):
+        for unit in ctx.facts.host_methods:
             yield from self._unit(ctx, unit, loose, copied)
         yield from self._typed_reads(ctx, loose)
 
-    def _unit(self, ctx: ScanContext, unit: Unit, loose: frozenset[str],
+    def _unit(self, ctx: ScanContext, unit: HostMethod, loose: frozenset[str],
               copied: frozenset[tuple[str, str]] = frozenset()) -> Iterator[Finding]:
-        use = unit_use(ctx.plugin, unit)
+        use = ctx.facts.self_use(unit)
         owners = [ctx.host.resolve(o) for o in unit.owners]
         if use.dynamic or any(o is None or o.kind != CLASS for o in owners):
             return  # an unresolved owner is the imports/aliases checks' business
         others = [ctx.other.resolve(o) for o in unit.owners]
-        provided = frozenset().union(*(provided_by_plugin(ctx, o) for o in owners))  # type: ignore[arg-type]
+        provided = frozenset().union(*(ctx.facts.provided_by_plugin(ctx.host, o) for o in owners))  # type: ignore[arg-type]
         for attr, nodes in sorted(use.reads.items()):
             if attr in use.stores or attr in use.guarded or attr in provided or attr in loose or (
                     attr.startswith("__") and attr.endswith("__")):
                 continue
-            if unit.plugin_class and not unit.is_patch and plugin_defines(ctx.plugin, unit.module,
-                                                                           unit.plugin_class, attr):
+            if unit.plugin_class and not unit.is_patch and ctx.facts.plugin_defines(unit.module, unit.plugin_class,
+                                                                                  attr):
                 continue
-            here = [host_member(ctx.host, o, attr, unit.instance) for o in owners]  # type: ignore[arg-type]
-            there = [host_member(ctx.other, o, attr, unit.instance) if o is not None and o.kind == CLASS else None
+            here = [ctx.host.member(o, attr, unit.instance) for o in owners]  # type: ignore[arg-type]
+            there = [ctx.other.member(o, attr, unit.instance) if o is not None and o.kind == CLASS else None
                      for o in others]
             if not any(here):
                 found = next((t for t in there if t is not None and t.kind != EXTERNAL), None)
@@ -148,7 +126,7 @@ class AttributesCheck:
                 if finding is not None:
                     yield finding
 
-    def _not_set(self, ctx: ScanContext, unit: Unit, attr: str, nodes: list[ast.Attribute], owner: Symbol,
+    def _not_set(self, ctx: ScanContext, unit: HostMethod, attr: str, nodes: list[ast.Attribute], owner: Symbol,
                  found: Symbol) -> Finding:
         subject = f"{unit.owners[0]}.{attr}"
         details = [f"read at lines {', '.join(str(n.lineno) for n in nodes[:8])}"] if len(nodes) > 1 else []
@@ -161,7 +139,7 @@ class AttributesCheck:
                                   f"from what {ctx.host.label} uses instead",
                        **ctx.evidence(subject, host_sym=owner, other_sym=found))
 
-    def _type_change(self, ctx: ScanContext, unit: Unit, attr: str, members: dict[str, ast.Attribute],
+    def _type_change(self, ctx: ScanContext, unit: HostMethod, attr: str, members: dict[str, ast.Attribute],
                      sym_here: Symbol, sym_there: Symbol) -> Finding | None:
         exprs_here, type_here = _assignments(ctx.host, sym_here)
         exprs_there, type_there = _assignments(ctx.other, sym_there)
@@ -175,8 +153,8 @@ class AttributesCheck:
         gone: list[str] = []
         plain_tensor = any(_head(e).startswith("torch.") for e in exprs_here)
         if type_there is not None and (type_here is not None or plain_tensor):
-            gone = [m for m in used if host_member(ctx.other, type_there, m) is not None
-                    and (type_here is None or host_member(ctx.host, type_here, m) is None)]
+            gone = [m for m in used if ctx.other.member(type_there, m) is not None
+                    and (type_here is None or ctx.host.member(type_here, m) is None)]
         node = members[(gone or used)[0]]
         kind = ATTRIBUTE_MEMBER_GONE if gone else ATTRIBUTE_TYPE_CHANGED
         args = {"name": attr, "label": ctx.host.label, "new_expr": exprs_here[0], "old_expr": exprs_there[0],
@@ -191,7 +169,7 @@ class AttributesCheck:
 
     def _typed_reads(self, ctx: ScanContext, loose: frozenset[str]) -> Iterator[Finding]:
         """`x.attr` where x is a known host class (annotation, typed host call) that dropped `attr`."""
-        for fn in plugin_facts(ctx.plugin).functions:
+        for fn in ctx.facts.uses.functions:
             seen: set[tuple[str, str]] = set()
             for node, how, key in fn.reads:
                 if node.attr in loose or node.attr.startswith("__"):
@@ -199,7 +177,7 @@ class AttributesCheck:
                 if how == "name" and key in fn.typed and fn.stores.get(key, 0) <= 1:
                     cls_path, via = fn.typed[key], f"`{key}`"
                 elif key in fn.called and (how == "call" or fn.stores.get(key, 0) <= 1):
-                    cls = returned_class(ctx.host, ctx.host.resolve(fn.called[key])) if ctx.plugin.names.is_host(
+                    cls = ctx.host.returned_class(ctx.host.resolve(fn.called[key])) if ctx.plugin.names.is_host(
                         fn.called[key]) else None
                     cls_path = cls.path if cls is not None else ""
                     via = f"`{fn.called[key].rpartition('.')[2]}()`" if how == "call" else f"`{key}`"
@@ -217,9 +195,9 @@ class AttributesCheck:
         here, there = ctx.host.resolve(cls_path), ctx.other.resolve(cls_path)
         if here is None or there is None or here.kind != CLASS or there.kind != CLASS:
             return None
-        if host_member(ctx.host, here, node.attr) is not None or node.attr in provided_by_plugin(ctx, here):
+        if ctx.host.member(here, node.attr) is not None or node.attr in ctx.facts.provided_by_plugin(ctx.host, here):
             return None
-        found = host_member(ctx.other, there, node.attr)
+        found = ctx.other.member(there, node.attr)
         if found is None or found.kind == EXTERNAL:
             return None
         subject = f"{cls_path}.{node.attr}"

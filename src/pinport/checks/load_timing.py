@@ -26,7 +26,7 @@ from ..model.callsites import iter_call_sites, modules_mentioning, text_lines
 from ..model.inference import host_inference
 from ..model.resolve import CLASS, Symbol
 from ..model.summary import ClassInfo
-from ..model.units import call_name, iter_units, source_lines, spans, unit_facts
+from ..model.units import call_name, spans
 from ..plugin.records import PatchKind
 from .base import ScanContext
 
@@ -84,11 +84,10 @@ class LoadTimingCheck:
     # -- PP1101 ---------------------------------------------------------------------------------
     def _built_before(self, ctx: ScanContext, loader: _Loader, targets: list[_Target]) -> Iterator[Finding]:
         resolver = ctx.host.resolver
-        tree = ctx.host.index.parsed(loader.module)
-        unit = next((u for u in iter_units(tree) if u.qualname == loader.qualname), None) if tree else None
+        unit = next((u for u in ctx.host.units(loader.module) if u.qualname == loader.qualname), None)
         if unit is None:
             return
-        facts = unit_facts(ctx.host.index, loader.module, unit)
+        facts = ctx.host.unit_facts(loader.module, unit)
         early = [c for c in facts.calls if c.lineno < loader.line]
         if not early:
             return
@@ -183,16 +182,12 @@ def _loaders(ctx: ScanContext, names: tuple[str, ...]) -> list[_Loader]:
     out: list[_Loader] = []
     for name in names:
         for module in modules_mentioning(index, f"{name}(", ctx.host.resolver.top):
-            lines = source_lines(index, module)
             where = [ln for ln in text_lines(index, module, f"{name}(")
-                     if not lines[ln - 1].lstrip().startswith(f"def {name}(")]  # the loader's own def
-            tree = index.parsed(module) if where else None
-            if tree is None:
-                continue
-            for unit in iter_units(tree):
+                     if not ctx.host.line_text(module, ln).startswith(f"def {name}(")]  # the loader's own def
+            for unit in ctx.host.units(module) if where else ():
                 if unit.node is None or unit.node.name in names or not any(spans(unit, ln) for ln in where):
                     continue
-                facts = unit_facts(index, module, unit)
+                facts = ctx.host.unit_facts(module, unit)
                 lines = [c.lineno for c in facts.calls if call_name(c) == name]
                 if lines:
                     out.append(_Loader(module, unit.qualname, unit.cls, min(lines)))
@@ -213,8 +208,7 @@ def _members(names: Sequence[str]) -> str:
 
 
 def _line(ctx: ScanContext, module: str, line: int) -> str:
-    lines = source_lines(ctx.host.index, module)
-    return lines[line - 1].strip()[:100] if 0 < line <= len(lines) else ""
+    return ctx.host.line_text(module, line)[:100]
 
 
 def _evidence(ctx: ScanContext, loader: _Loader, line: int) -> dict[str, Location | None]:

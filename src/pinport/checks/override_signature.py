@@ -16,9 +16,7 @@ from ..findings import Finding, Kind, Location, Severity
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Symbol
 from ..model.summary import FunctionInfo, Param, ParamKind
 from ..plugin.records import Patch, PatchKind
-from ._hostfacts import base_member
 from .base import ScanContext
-from .replaced_callers import host_call_failures
 
 NAME = "signatures"
 
@@ -60,7 +58,7 @@ def _no_failing_caller(ctx: ScanContext, patch: Patch) -> bool:
     """A replacement whose judged host call sites all bind to it: its mismatch cannot fire as called."""
     if patch.kind not in (PatchKind.MEMBER, PatchKind.ASSIGNMENT):
         return False
-    found = host_call_failures(ctx, patch)
+    found = ctx.facts.call_failures(ctx.host, patch)
     return found is not None and not found[2]
 
 
@@ -79,24 +77,27 @@ class SignaturesCheck:
             yield from self._check(ctx, patch)
 
     def _check(self, ctx: ScanContext, patch: Patch) -> Iterator[Finding]:
-        owner, base = base_member(ctx.host, patch)
+        owner, base = ctx.host.replaced_member(patch.owner, patch.name)
         if owner is None or owner.kind not in (CLASS, MODULE):
             return  # unresolved targets are the aliases check's business
         if base is not None and base.kind == EXTERNAL:
             return  # defined outside the host (torch.nn.Module.forward): not ours to judge
-        _, other_base = base_member(ctx.other, patch)
+        _, other_base = ctx.other.replaced_member(patch.owner, patch.name)
+        # "no longer exists" and "now defines" read OLD -> NEW: judging OLD, no earlier version is at hand
+        earlier = other_base if ctx.judging_new else None
         label = ctx.host.label
         site = patch.site
         if base is None:
             args = {"name": patch.name, "base": patch.target, "owner": patch.owner, "label": label}
-            if other_base is not None and other_base.kind != EXTERNAL:
+            if earlier is not None and earlier.kind != EXTERNAL:
                 yield Finding(OVERRIDES_NOTHING, args, site, subject=patch.target,
                               suggestion="find where upstream moved this behaviour and re-target the override",
                               **ctx.evidence(patch.target, other_sym=other_base))
             elif patch.kind is not PatchKind.OVERRIDE:
                 yield Finding(MEMBER_ADDED, args, site, subject=patch.target, **ctx.evidence(patch.target))
             return
-        if other_base is None and patch.kind is not PatchKind.OVERRIDE and not patch.name.startswith("_orig"):
+        if ctx.judging_new and other_base is None and patch.kind is not PatchKind.OVERRIDE \
+                and not patch.name.startswith("_orig"):
             args = {"name": patch.name, "base": base.path, "label": label}
             yield Finding(MEMBER_COLLISION, args, site, subject=patch.target,
                           suggestion="decide whether the plugin's member should now replace or wrap upstream's",

@@ -11,29 +11,17 @@ that mention `name(` are parsed, so the cost stays with the few members that can
 
 from __future__ import annotations
 
-import re
-import weakref
 from collections.abc import Iterator
 
 from ..findings import Finding, Kind, Location, Severity
-from ..model.binding import (
-    CONSTRUCT,
-    MISSING,
-    TOO_MANY,
-    TWICE,
-    UNBOUND,
-    UNEXPECTED,
-    Callee,
-    bind_call,
-    render_params,
-)
-from ..model.callsites import CallSite, failing_call_lines, iter_call_sites, modules_mentioning
-from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
-from ..model.summary import FunctionInfo, Param, ParamKind
-from ..model.units import source_lines
+from ..model.binding import MISSING, TOO_MANY, TWICE, UNEXPECTED, render_params
+from ..model.callsites import CallSite
+from ..model.host import HostView
+from ..model.resolve import Symbol
+from ..model.summary import FunctionInfo, Param
+from ..plugin.callers import CALLED_DUNDERS
 from ..plugin.records import Patch, PatchKind
-from ._hostfacts import base_member
-from .base import HostView, ScanContext
+from .base import ScanContext
 
 NAME = "callers"
 
@@ -54,118 +42,7 @@ _SUGGEST = {UNEXPECTED: "accept `{name}` in the replacement (with the base's def
             TOO_MANY: "accept the base's positional parameters in the replacement",
             MISSING: "give `{name}` a default in the replacement, or stop requiring it",
             TWICE: "take the base's parameters in the base's order"}
-_CALLED_DUNDERS = ("__init__", "__new__")  # dunders whose callers are ordinary calls: Cls(...)
 _DETAILS = 10
-_WIDE = 40  # above this many candidate modules, a name is common enough to narrow the search
-
-
-def replacement_params(patch: Patch, owner: Symbol) -> tuple[Param, ...] | None:
-    """What a host caller supplies to the plugin's replacement (self/cls dropped for methods)."""
-    fn = patch.function
-    if fn is None:
-        return None
-    params = fn.signature.params
-    if owner.kind == MODULE or fn.is_staticmethod or patch.wrapper == "staticmethod":
-        return params
-    return params[1:] if params and params[0].kind <= ParamKind.POSITIONAL_OR_KEYWORD else params
-
-
-def is_narrower(base: tuple[Param, ...], repl: tuple[Param, ...]) -> bool:
-    """Whether some call the base accepts can fail on the replacement (the only ones worth searching)."""
-    r_var_pos = any(p.kind is ParamKind.VAR_POSITIONAL for p in repl)
-    r_var_kw = any(p.kind is ParamKind.VAR_KEYWORD for p in repl)
-    if r_var_pos and r_var_kw:
-        return False
-    if any(p.kind is ParamKind.VAR_POSITIONAL for p in base) and not r_var_pos:
-        return True
-    if any(p.kind is ParamKind.VAR_KEYWORD for p in base) and not r_var_kw:
-        return True
-    by_name = {p.name: p for p in repl if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)}
-    for p in base:
-        if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY) and p.name not in by_name \
-                and not r_var_kw:
-            return True
-    b_slots = [p.name for p in base if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
-    r_slots = [p.name for p in repl if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
-    if len(b_slots) > len(r_slots) and not r_var_pos or any(b != r for b, r in zip(b_slots, r_slots, strict=False)):
-        return True  # fewer positional slots, or the same ones in another order
-    base_names = {p.name: p for p in base}
-    return any(p.required and (p.name not in base_names or not base_names[p.name].required) for p in repl)
-
-
-Failures = dict[tuple[str, str], list[tuple[CallSite, int, int]]]
-_FAILURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def host_call_failures(ctx: ScanContext, patch: Patch) -> tuple[Symbol, tuple[Param, ...], Failures] | None:
-    """The judged host's reachable call sites that do not bind to the plugin's replacement.
-
-    (replaced base member, the replacement's parameters as callers see them, failures by
-    (problem, parameter)); None when the replacement cannot be judged this way (not a function,
-    or accepting everything the base does). Call sites inside host functions the plugin itself
-    replaces are left out: that host code never runs once the plugin is loaded. Memoised: the
-    signatures check asks the same question.
-    """
-    memo = _FAILURES.setdefault(ctx.host.index, {})
-    key = (patch.plugin_module, patch.site.line, patch.owner, patch.name)
-    if key not in memo:
-        memo[key] = _failures(ctx, patch)
-    return memo[key]
-
-
-def _failures(ctx: ScanContext, patch: Patch) -> tuple[Symbol, tuple[Param, ...], Failures] | None:
-    owner, base = base_member(ctx.host, patch)
-    if owner is None or base is None or base.kind not in (FUNCTION, METHOD) or not isinstance(
-            base.obj, FunctionInfo) or not base.module:
-        return None
-    repl = replacement_params(patch, owner)
-    if repl is None:
-        return None
-    fn = base.obj
-    as_method = base.kind == METHOD and not fn.is_staticmethod
-    base_params = fn.signature.params[1:] if as_method and fn.signature.params else fn.signature.params
-    if not is_narrower(base_params, repl):
-        return None
-    constructor = patch.name in _CALLED_DUNDERS
-    if constructor and owner.kind != CLASS:
-        return None
-    search = owner.path.rpartition(".")[2] if constructor else patch.name
-    resolver = ctx.host.resolver
-    replaced = _replaced_units(ctx)
-
-    def accept(c: Callee) -> bool:
-        if constructor:
-            return c.mode == CONSTRUCT and c.sym.path == owner.path
-        if c.sym.path != base.path:
-            return False
-        if c.receiver is None or owner.kind != CLASS:
-            return True
-        # the receiver may be the patched class, a subclass, or a base whose instance is one
-        return owner.path in {x.path for x in resolver.mro(c.receiver)} or \
-            c.receiver.path in {x.path for x in resolver.mro(owner)}
-
-    failing: Failures = {}
-    method = not constructor and base.kind == METHOD
-    lines = ReplacedCallersCheck._candidates(ctx, owner, search, method, repl)
-    for site in iter_call_sites(resolver, search, accept, modules=sorted(lines), lines=lines):
-        if f"{site.module}.{site.unit}" in replaced:
-            continue  # inside host code the plugin replaces: never runs once patched
-        params = (fn.signature.params[:1] + repl) if site.callee.mode == UNBOUND and as_method else repl
-        problems = bind_call(params, site.call)
-        for problem in problems or ():
-            failing.setdefault((problem.kind, problem.name), []).append((site, problem.given, problem.accepted))
-    return base, repl, failing
-
-
-def _replaced_units(ctx: ScanContext) -> frozenset[str]:
-    """Host functions and methods (by module path + qualified name) the plugin replaces."""
-    out = set()
-    for p in ctx.plugin.surface.patches:
-        if p.kind in (PatchKind.MEMBER, PatchKind.ASSIGNMENT) and p.function is not None:
-            _, base = base_member(ctx.host, p)
-            if base is not None and base.module:
-                out.add(f"{base.module}.{base.path[len(base.module) + 1:]}")
-    return frozenset(out)
 
 
 class ReplacedCallersCheck:
@@ -179,62 +56,24 @@ class ReplacedCallersCheck:
         for patch in ctx.plugin.surface.patches:
             if patch.kind not in (PatchKind.MEMBER, PatchKind.ASSIGNMENT) or patch.function is None:
                 continue
-            if patch.name.startswith("__") and patch.name.endswith("__") and patch.name not in _CALLED_DUNDERS:
+            if patch.name.startswith("__") and patch.name.endswith("__") and patch.name not in CALLED_DUNDERS:
                 continue
             yield from self._patch(ctx, patch)
 
     def _patch(self, ctx: ScanContext, patch: Patch) -> Iterator[Finding]:
-        found = host_call_failures(ctx, patch)
+        found = ctx.facts.call_failures(ctx.host, patch)
         if not found:
             return
         base, repl, failing = found
         for (kind_key, name), sites in sorted(failing.items()):
             yield self._finding(ctx, patch, base, repl, _KINDS[kind_key], kind_key, name, sites)
 
-    @staticmethod
-    def _candidates(ctx: ScanContext, owner: Symbol, name: str, method: bool,
-                    repl: tuple[Param, ...]) -> dict[str, tuple[int, ...]]:
-        """Host modules (and lines) worth parsing for calls of `name` that may not bind to `repl`.
-
-        Text first: a method is only ever called as `x.name(`, and each call's arguments are
-        judged from its text (`failing_call_lines`). A `self.name(`/`super().name(` call can
-        only reach the patched member from a class related to the owner (judged from the
-        summaries, without parsing). When `x.name(` is common (`forward`), a module calling it
-        on another receiver must also name the owner or one of its bases.
-        """
-        index = ctx.host.index
-        resolver = ctx.host.resolver
-        found = modules_mentioning(index, f".{name}(" if method else f"{name}(", resolver.top)
-        if owner.kind != CLASS or not method:
-            return {m: lines for m in found if (lines := failing_call_lines(index, m, name, repl, method=False))}
-        wide = len(found) > _WIDE
-        bases = {c.path for c in resolver.mro(owner)}
-        related = [c.path.rpartition(".")[2] for c in resolver.mro(owner) if c.module] if wide else []
-        named = re.compile(r"\b(?:" + "|".join(map(re.escape, related)) + r")\b") if related else None
-        receiver = re.compile(rf"(\w+(?:\(\))?)\s*\.{re.escape(name)}\(")
-        out: dict[str, tuple[int, ...]] = {}
-        for module in found:
-            text = source_lines(index, module)
-            kept = []
-            for line in failing_call_lines(index, module, name, repl, method=True):
-                receivers = {r.group(1) for r in receiver.finditer(text[line - 1])} or {"?"}
-                if receivers <= {"self", "cls", "super()"}:
-                    cls = _enclosing_class(resolver, module, line)
-                    if cls is None or not (cls.path in bases or owner.path in {c.path for c in resolver.mro(cls)}):
-                        continue  # `self.name(` in a class the patched member cannot reach
-                elif named is not None and module != owner.module and not named.search(index.source(module)):
-                    continue
-                kept.append(line)
-            if kept:
-                out[module] = tuple(kept)
-        return out
-
     def _finding(self, ctx: ScanContext, patch: Patch, base: Symbol, repl: tuple[Param, ...], kind: Kind,
                  kind_key: str, name: str, sites: list[tuple[CallSite, int, int]]) -> Finding:
         index = ctx.host.index
         details = []
         for site, _, _ in sites[:_DETAILS]:
-            text = source_lines(index, site.module)[site.line - 1].strip()[:100]
+            text = ctx.host.line_text(site.module, site.line)[:100]
             details.append(f"{index.paths[site.module]}:{site.line} ({site.unit}): {text}")
         if len(sites) > _DETAILS:
             details.append(f"... and {len(sites) - _DETAILS} more call sites")
@@ -248,21 +87,8 @@ class ReplacedCallersCheck:
                        **_evidence(ctx, patch, base))
 
 
-def _enclosing_class(resolver: Resolver, module: str, line: int) -> Symbol | None:
-    """The innermost class of a module whose body spans a line (from the summary: no parse)."""
-    classes, prefix, found = resolver.index.modules[module].classes, module, None
-    while True:
-        hit = next(((n, c) for n, c in classes.items() if c.line <= line <= c.end_line), None)
-        if hit is None:
-            break
-        prefix = f"{prefix}.{hit[0]}"
-        found, classes = prefix, hit[1].classes
-    sym = resolver.resolve(found) if found else None
-    return sym if sym is not None and sym.kind == CLASS else None
-
-
 def _evidence(ctx: ScanContext, patch: Patch, base: Symbol) -> dict[str, Location | None]:
-    _, other = base_member(ctx.other, patch)
+    _, other = ctx.other.replaced_member(patch.owner, patch.name)
 
     def loc(view: HostView, sym: Symbol | None) -> Location | None:
         if sym is None or not isinstance(sym.obj, FunctionInfo):

@@ -14,24 +14,13 @@ import ast
 import builtins
 from collections.abc import Iterator
 
-from ..findings import Finding, Kind, Location, Severity
-from ..model.resolve import CLASS, EXTERNAL, Symbol
+from ..facts import ScanFacts
+from ..findings import Finding, Kind, Severity
+from ..model.host import HostView
+from ..model.resolve import CLASS, EXTERNAL, INERT_BASES, Symbol
 from ..model.summary import ClassInfo
-from ..plugin.facts import (
-    caught_names,
-    children,
-    iter_units,
-    param_names,
-    plugin_class_info,
-    plugin_facts,
-    plugin_memo,
-    plugin_resolver,
-    self_name,
-    unit_use,
-)
-from ..plugin.model import PluginModel
-from ._hostfacts import INERT_BASES, host_member, provided_by_plugin, subclasses
-from .base import HostView, ScanContext
+from ..plugin.uses import caught_names, children, param_names, plugin_class_info, self_name
+from .base import ScanContext
 
 NAME = "undefined"
 
@@ -47,7 +36,6 @@ KINDS = (UNDEFINED_NAME, UNDEFINED_MEMBER, DUPLICATE_METHOD)
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__", "__package__",
                                         "__loader__", "__builtins__", "__annotations__", "__debug__", "__class__",
                                         "__module__", "__qualname__", "__dict__", "WindowsError", "reveal_type"}
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
@@ -172,13 +160,13 @@ class _NameChecker:
 _DYNAMIC = ("globals()", "exec(", "eval(", "import *")
 
 
-def _undefined_names(plugin: PluginModel) -> list[tuple[str, str, str, ast.Name]]:
+def _undefined_names(facts: ScanFacts) -> list[tuple[str, str, str, ast.Name]]:
     """(module, unit, name, first node) for every unresolvable Name load, once per unit and name."""
     def build() -> list[tuple[str, str, str, ast.Name]]:
         out = []
-        for module in plugin.modules:
-            tree = plugin.index.parsed(module)
-            if tree is None or any(marker in plugin.index.source(module) for marker in _DYNAMIC):
+        for module in facts.plugin.modules:
+            tree = facts.plugin_tree(module)
+            if tree is None or facts.plugin_mentions(module, _DYNAMIC):
                 continue  # `from x import *`, `globals()[...]`: the module's names are unknowable
             checker = _NameChecker()
             missing = checker.run(tree)
@@ -190,7 +178,7 @@ def _undefined_names(plugin: PluginModel) -> list[tuple[str, str, str, ast.Name]
                     seen.add((unit, name))
                     out.append((module, unit, name, node))
         return out
-    return plugin_memo(plugin, "undefined-names", build)  # type: ignore[return-value]
+    return facts.keep("undefined-names", build)
 
 
 # -- members defined anywhere ------------------------------------------------------------------------
@@ -207,18 +195,18 @@ def _member_names(modules: dict) -> frozenset[str]:
 
 def host_defines(view: HostView, cls: Symbol, name: str, instance: bool = True) -> bool:
     """Whether `cls` (through its MRO) or one of its subclasses in the host defines `name`."""
-    if host_member(view, cls, name, instance) is not None:
+    if view.member(cls, name, instance) is not None:
         return True
-    return any(isinstance(s.obj, ClassInfo) and s.obj.has_member(name) for s in subclasses(view, cls))
+    return any(isinstance(s.obj, ClassInfo) and s.obj.has_member(name) for s in view.subclasses(cls))
 
 
-def _plugin_names(plugin: PluginModel) -> frozenset[str]:
+def _plugin_names(facts: ScanFacts) -> frozenset[str]:
     def build() -> frozenset[str]:
-        names = set(_member_names(plugin.index.modules)) | plugin_facts(plugin).loose
-        for summary in plugin.index.modules.values():
+        names = set(_member_names(facts.plugin.index.modules)) | facts.uses.loose
+        for summary in facts.plugin.index.modules.values():
             names.update(summary.functions, summary.bindings)
         return frozenset(names)
-    return plugin_memo(plugin, "plugin-names", build)  # type: ignore[return-value]
+    return facts.keep("plugin-names", build)
 
 
 class UndefinedCheck:
@@ -229,8 +217,7 @@ class UndefinedCheck:
     description = "names and self members the plugin uses are defined somewhere; no method is defined twice"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
-        plugin = ctx.plugin
-        for module, unit, name, node in _undefined_names(plugin):
+        for module, unit, name, node in _undefined_names(ctx.facts):
             yield Finding(UNDEFINED_NAME, {"name": name}, ctx.plugin_site(module, unit, node), subject=name,
                           suggestion=f"define or import `{name}`, or remove the code path that uses it")
         yield from self._unit_members(ctx)
@@ -240,7 +227,7 @@ class UndefinedCheck:
     @staticmethod
     def _nowhere(ctx: ScanContext, name: str, owners: tuple[str, ...] = ()) -> bool:
         """Neither the plugin nor, in either host version, an owner's MRO or subclasses define `name`."""
-        if name in _plugin_names(ctx.plugin) or (name.startswith("__") and name.endswith("__")):
+        if name in _plugin_names(ctx.facts) or (name.startswith("__") and name.endswith("__")):
             return False
         for view in (ctx.host, ctx.other):
             for path in owners:
@@ -250,15 +237,15 @@ class UndefinedCheck:
         return True
 
     def _unit_members(self, ctx: ScanContext) -> Iterator[Finding]:
-        for unit in iter_units(ctx.plugin):
-            use = unit_use(ctx.plugin, unit)
+        for unit in ctx.facts.host_methods:
+            use = ctx.facts.self_use(unit)
             owners = [ctx.host.resolve(o) for o in unit.owners]
             if use.dynamic or any(o is None or o.kind != CLASS for o in owners):
                 continue
             for attr, nodes in sorted(use.reads.items()):
                 if attr in use.stores or attr in use.guarded or not self._nowhere(ctx, attr, unit.owners):
                     continue
-                if attr in frozenset().union(*(provided_by_plugin(ctx, o) for o in owners)):  # type: ignore[arg-type]
+                if attr in frozenset().union(*(ctx.facts.provided_by_plugin(ctx.host, o) for o in owners)):  # type: ignore[arg-type]
                     continue
                 cls = owners[0].path.rpartition(".")[2]  # type: ignore[union-attr]
                 yield Finding(UNDEFINED_MEMBER, {"name": attr, "cls": cls, "label": ctx.host.label},
@@ -269,15 +256,15 @@ class UndefinedCheck:
     def _plugin_class_members(self, ctx: ScanContext) -> Iterator[Finding]:
         """`self.X` in classes of the plugin's own (no host or unknown base) that nothing defines."""
         plugin = ctx.plugin
-        attached = {(u.module, u.qualname) for u in iter_units(plugin)}
-        resolver = plugin_resolver(plugin)
-        for fn in plugin_facts(plugin).functions:
+        attached = {(u.module, u.qualname) for u in ctx.facts.host_methods}
+        resolver = ctx.facts.plugin_resolver
+        for fn in ctx.facts.uses.functions:
             cls_qual, _, _ = fn.qualname.rpartition(".")
             if not cls_qual or (fn.module, fn.qualname) in attached:
                 continue
             info = plugin_class_info(plugin.index, fn.module, cls_qual)
             name = self_name(fn.node)
-            if info is None or name is None or fn.node not in _direct_methods(plugin, fn.module, info, cls_qual):
+            if info is None or name is None or fn.node not in _direct_methods(ctx.facts, fn.module, info, cls_qual):
                 continue
             sym = resolver.resolve(f"{fn.module}.{cls_qual}")
             if sym is None or sym.kind != CLASS or any(s.kind == EXTERNAL and s.path not in INERT_BASES
@@ -303,37 +290,32 @@ class UndefinedCheck:
             while stack:
                 info, qual = stack.pop()
                 stack.extend((c, f"{qual}.{n}") for n, c in info.classes.items())
-                direct = _direct_defs(plugin, module, info, qual)
+                direct = _direct_defs(ctx.facts, module, info, qual)
                 for name, line in info.duplicate_methods:
                     later = [n.lineno for n in direct.get(name, ()) if n.lineno > line]
                     if not later or line not in {n.lineno for n in direct.get(name, ())}:
                         continue  # one of them sits in an if/try branch: a deliberate alternative
-                    site = Location(plugin.index.paths[module], line, 0, f"{qual}.{name}",
-                                    plugin.index.line_text(module, line))
+                    site = ctx.facts.plugin_line(module, line, f"{qual}.{name}")
                     yield Finding(DUPLICATE_METHOD, {"name": name, "cls": qual, "line": str(later[0])}, site,
                                   subject=f"{module}.{qual}.{name}",
                                   details=(f"redefined at line {later[0]}",),
                                   suggestion="merge the two definitions or delete the dead one")
 
 
-def _class_node(plugin: PluginModel, module: str, info: ClassInfo) -> ast.ClassDef | None:
-    return plugin_facts(plugin).classes.get((module, info.line))
-
-
-def _direct_defs(plugin: PluginModel, module: str, info: ClassInfo, qual: str) -> dict[str, list[ast.AST]]:
+def _direct_defs(facts: ScanFacts, module: str, info: ClassInfo, qual: str) -> dict[str, list[ast.AST]]:
     """Methods defined directly in a class body (not in an if/try branch), by name."""
     def build() -> dict[str, list[ast.AST]]:
-        node = _class_node(plugin, module, info)
+        node = facts.uses.classes.get((module, info.line))
         out: dict[str, list[ast.AST]] = {}
         for stmt in node.body if node is not None else ():
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 out.setdefault(stmt.name, []).append(stmt)
         return out
-    return plugin_memo(plugin, f"direct:{module}:{qual}", build)  # type: ignore[return-value]
+    return facts.keep(("direct", module, qual), build)
 
 
-def _direct_methods(plugin: PluginModel, module: str, info: ClassInfo, qual: str) -> list[ast.AST]:
-    return [n for nodes in _direct_defs(plugin, module, info, qual).values() for n in nodes]
+def _direct_methods(facts: ScanFacts, module: str, info: ClassInfo, qual: str) -> list[ast.AST]:
+    return [n for nodes in _direct_defs(facts, module, info, qual).values() for n in nodes]
 
 
 __all__ = ["KINDS", "UndefinedCheck", "host_defines"]

@@ -25,9 +25,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import NamedTuple
 
-from ..checks._hostfacts import base_member
-from ..checks.base import HostView
 from ..config import Settings
+from ..model.host import HostView
 from ..model.index import CodeIndex, IndexCache, load_index
 from ..model.resolve import CLASS, FUNCTION, METHOD, Resolver
 from ..model.summary import FunctionInfo
@@ -335,7 +334,7 @@ class HostSide:
         The scopes come from the summary's lines and the def's and its class's source lines,
         so no host module is parsed for this.
         """
-        _, base = base_member(self._view, patch)
+        _, base = self._view.replaced_member(patch.owner, patch.name)
         index = self._view.index
         if base is None or base.kind not in (FUNCTION, METHOD) or base.module not in index.paths:
             return "", ""

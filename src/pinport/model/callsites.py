@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NamedTuple
-from weakref import WeakKeyDictionary
 
 from .binding import Callee, bind_call
 from .index import CodeIndex
@@ -18,16 +17,10 @@ from .resolve import Resolver
 from .summary import Param
 from .units import call_name, iter_units, spans, unit_facts
 
-_CANDIDATES: WeakKeyDictionary[CodeIndex, dict[str, tuple[str, ...]]] = WeakKeyDictionary()
-
 
 def modules_mentioning(index: CodeIndex, text: str, top: str = "") -> tuple[str, ...]:
     """Modules (sorted) whose source contains `text`: the cheap prefilter before any parse."""
-    memo = _CANDIDATES.setdefault(index, {})
-    key = f"{top}\x00{text}"
-    if key not in memo:
-        memo[key] = index.grep(text, top)
-    return memo[key]
+    return index.memo(("grep", top, text), lambda: index.grep(text, top))
 
 
 def _arguments_at(text: str, start: int) -> str | None:

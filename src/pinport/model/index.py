@@ -17,12 +17,13 @@ import pickle
 import re
 import sqlite3
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import closing
 from functools import cached_property
 from multiprocessing import get_context
 from pathlib import Path
+from typing import Any
 
 from ..sources.progress import ProgressFn, no_progress
 from ..sources.tree import SourceTree, python_lines
@@ -130,6 +131,8 @@ class CodeIndex:
         self.packages = packages
         self._sources: dict[str, str] = {}
         self._asts: dict[str, ast.Module | None] = {}
+        self._lines: dict[str, list[str]] = {}
+        self._derived: dict[Hashable, Any] = {}
         self._cache = cache or IndexCache(None)
 
     @property
@@ -142,7 +145,18 @@ class CodeIndex:
         return self._sources[module]
 
     def lines(self, module: str) -> list[str]:
-        return python_lines(self.source(module))  # numbered as `ast` numbers them (not at form feeds)
+        """A module's lines numbered as `ast` numbers them (not split at form feeds), split once;
+        callers must not modify the list."""
+        if module not in self._lines:
+            self._lines[module] = python_lines(self.source(module))
+        return self._lines[module]
+
+    def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """A fact derived from this tree's text alone (tokens, call-site candidates), computed once and
+        kept on the index: both host versions of a scan and both runs of every check share it."""
+        if key not in self._derived:
+            self._derived[key] = build()
+        return self._derived[key]
 
     def line_text(self, module: str, line: int) -> str:
         lines = self.lines(module)

@@ -12,7 +12,6 @@ import ast
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
-from weakref import WeakKeyDictionary
 
 from .binding import BOUND, CALL, CONSTRUCT, DATACLASS_DECORATORS, UNBOUND, Callee
 from .index import CodeIndex
@@ -26,29 +25,26 @@ _NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
 # -- return arity -------------------------------------------------------------------------------
-_DEFS: WeakKeyDictionary[CodeIndex, dict[str, dict[int, ast.FunctionDef | ast.AsyncFunctionDef]]] = \
-    WeakKeyDictionary()
-
-
 def function_node(index: CodeIndex, module: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The parsed def that starts at `line` in `module` (module and class level; memoised)."""
-    per_index = _DEFS.setdefault(index, {})
-    if module not in per_index:
-        tree = index.parsed(module)
-        found: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-        stack: list[ast.stmt] = list(tree.body) if tree is not None else []
-        while stack:  # statement lists only: defs, class bodies and module-level if/try branches
-            node = stack.pop()
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                found[node.lineno] = node
-            elif isinstance(node, ast.ClassDef):
-                stack.extend(node.body)
-            elif isinstance(node, ast.If | ast.Try | ast.With):
-                stack.extend((*node.body, *getattr(node, "orelse", ()), *getattr(node, "finalbody", ())))
-                for handler in getattr(node, "handlers", ()):
-                    stack.extend(handler.body)
-        per_index[module] = found
-    return per_index[module].get(line)
+    """The parsed def that starts at `line` in `module` (module and class level; kept on the index)."""
+    return index.memo(("defs", module), lambda: _defs_by_line(index, module)).get(line)
+
+
+def _defs_by_line(index: CodeIndex, module: str) -> dict[int, ast.FunctionDef | ast.AsyncFunctionDef]:
+    tree = index.parsed(module)
+    found: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    stack: list[ast.stmt] = list(tree.body) if tree is not None else []
+    while stack:  # statement lists only: defs, class bodies and module-level if/try branches
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found[node.lineno] = node
+        elif isinstance(node, ast.ClassDef):
+            stack.extend(node.body)
+        elif isinstance(node, ast.If | ast.Try | ast.With):
+            stack.extend((*node.body, *getattr(node, "orelse", ()), *getattr(node, "finalbody", ())))
+            for handler in getattr(node, "handlers", ()):
+                stack.extend(handler.body)
+    return found
 
 
 def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:

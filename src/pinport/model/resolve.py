@@ -15,6 +15,12 @@ MODULE, CLASS, FUNCTION, METHOD, ATTRIBUTE, INSTANCE_ATTR, LAZY, EXTERNAL, OPAQU
     "module", "class", "function", "method", "attribute", "instance attribute", "lazy export", "external",
     "value member")  # OPAQUE: a member of a value (`logger.info`): exists as far as static analysis knows
 
+# External bases that add no members a plugin would read: member lookups look past them. The one
+# rule every lookup (checks, call binding, mirrors) shares, so `Engine(ABC)` and `Engine` agree.
+INERT_BASES = frozenset({
+    "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol", "builtins.object", "object",
+    "enum.Enum", "typing.NamedTuple", "typing.TypedDict", "typing_extensions.TypedDict"})
+
 
 @dataclass(frozen=True)
 class Symbol:
@@ -26,10 +32,6 @@ class Symbol:
     line: int = 0
     obj: ClassInfo | FunctionInfo | ClassAttr | InstanceAttr | Binding | None = None
     owner: str = ""  # canonical path of the class that defines a member
-
-    @property
-    def is_callable_def(self) -> bool:
-        return self.kind in (FUNCTION, METHOD, CLASS)
 
 
 class Resolver:
@@ -183,27 +185,19 @@ class Resolver:
         return self._mro[cls.path]
 
     def class_member(self, cls: Symbol, name: str, *, instance: bool = False) -> Symbol | None:
-        """A member through the MRO; `instance=True` also counts `self.X = ...` assignments."""
+        """What class `cls` defines as `name`, through its MRO past inert bases (`INERT_BASES`: the one
+        rule every lookup shares); `instance=True` also counts `self.X = ...` assignments. An EXTERNAL
+        symbol when an outside base (or a base bound to a value) may define it."""
         for owner in self.mro(cls):
             info = owner.obj
+            if owner.kind == EXTERNAL and owner.path in INERT_BASES:
+                continue
             if owner.kind != CLASS or not isinstance(info, ClassInfo):
                 # an outside class, or a base bound to a value (`Base = make_base()`): unknown members
                 return Symbol(EXTERNAL, f"{owner.path}.{name}", "", owner=owner.path)
-            path = f"{owner.path}.{name}"
-            if name in info.methods:
-                fn = info.methods[name]
-                return Symbol(METHOD, path, owner.module, fn.line, fn, owner.path)
-            if name in info.attributes:
-                attr = info.attributes[name]
-                return Symbol(ATTRIBUTE, path, owner.module, attr.line, attr, owner.path)
-            if name in info.classes:
-                nested = info.classes[name]
-                return Symbol(CLASS, path, owner.module, nested.line, nested, owner.path)
-            if instance and (name in info.instance_attrs or name in info.slots):
-                assigned = info.instance_attrs.get(name)
-                line = assigned[0].line if assigned else info.line
-                return Symbol(INSTANCE_ATTR, path, owner.module, line, assigned[0] if assigned else None,
-                              owner.path)
+            found = own_member(owner, info, name, instance)
+            if found is not None:
+                return found
         return None
 
     def has_external_base(self, cls: Symbol) -> bool:
@@ -212,3 +206,19 @@ class Resolver:
     def file_line(self, sym: Symbol) -> tuple[str, int]:
         """(path relative to the tree root, line) of a symbol, for evidence."""
         return self.index.paths.get(sym.module, ""), sym.line
+
+
+def own_member(owner: Symbol, info: ClassInfo, name: str, instance: bool) -> Symbol | None:
+    """`name` as class `owner` itself defines it (method, class attribute, nested class, `self.X`)."""
+    path = f"{owner.path}.{name}"
+    if name in info.methods:
+        return Symbol(METHOD, path, owner.module, info.methods[name].line, info.methods[name], owner.path)
+    if name in info.attributes:
+        return Symbol(ATTRIBUTE, path, owner.module, info.attributes[name].line, info.attributes[name], owner.path)
+    if name in info.classes:
+        return Symbol(CLASS, path, owner.module, info.classes[name].line, info.classes[name], owner.path)
+    if instance and (name in info.instance_attrs or name in info.slots):
+        assigned = info.instance_attrs.get(name)
+        return Symbol(INSTANCE_ATTR, path, owner.module, assigned[0].line if assigned else info.line,
+                      assigned[0] if assigned else None, owner.path)
+    return None

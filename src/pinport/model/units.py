@@ -10,20 +10,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from typing import NamedTuple
-from weakref import WeakKeyDictionary
 
 from .index import CodeIndex
 from .parse import resolve_relative
 
-_LINES: WeakKeyDictionary[CodeIndex, dict[str, list[str]]] = WeakKeyDictionary()
-
 
 def source_lines(index: CodeIndex, module: str) -> list[str]:
-    """A module's lines, split once per index (CodeIndex.lines splits on every call)."""
-    memo = _LINES.setdefault(index, {})
-    if module not in memo:
-        memo[module] = index.lines(module)
-    return memo[module]
+    """A module's lines (split once, by the index)."""
+    return index.lines(module)
 
 
 # -- units --------------------------------------------------------------------------------------
@@ -100,15 +94,13 @@ class UnitFacts(NamedTuple):
         return next((why for first, last, why in self.guarded if first <= line <= last), "")
 
 
-_FACTS: WeakKeyDictionary[CodeIndex, dict[tuple[str, str, int], UnitFacts]] = WeakKeyDictionary()
-
-
 def unit_facts(index: CodeIndex, module: str, unit: Unit) -> UnitFacts:
-    """One walk over a unit (memoised per index): everything inference and call checks need."""
-    memo = _FACTS.setdefault(index, {})
-    key = (module, unit.qualname, getattr(unit.body[0], "lineno", 0) if unit.body else 0)
-    if key in memo:
-        return memo[key]
+    """One walk over a unit (kept on the index): everything inference and call checks need."""
+    key = ("unit", module, unit.qualname, getattr(unit.body[0], "lineno", 0) if unit.body else 0)
+    return index.memo(key, lambda: _walk_unit(unit))
+
+
+def _walk_unit(unit: Unit) -> UnitFacts:
     calls: list[ast.Call] = []
     imports: list[ast.Import | ast.ImportFrom] = []
     assigned: list[tuple[int, int, str, ast.AST | None, ast.AST | None]] = []
@@ -149,10 +141,8 @@ def unit_facts(index: CodeIndex, module: str, unit: Unit) -> UnitFacts:
     calls.sort(key=lambda c: (c.lineno, c.col_offset))
     imports.sort(key=lambda i: i.lineno)
     assigned.sort(key=lambda a: (a[0], a[1]))
-    facts = UnitFacts(tuple(calls), tuple(imports), tuple(assigned), frozenset(shadowed), unpacked,
-                      tuple(sorted(guarded)))
-    memo[key] = facts
-    return facts
+    return UnitFacts(tuple(calls), tuple(imports), tuple(assigned), frozenset(shadowed), unpacked,
+                     tuple(sorted(guarded)))
 
 
 def _mentions_version(test: ast.AST) -> bool:

@@ -14,7 +14,6 @@ import ast
 import difflib
 import keyword
 import re
-import weakref
 from collections import Counter
 from dataclasses import dataclass
 
@@ -170,26 +169,15 @@ class Copies:
     copies: tuple[Copy, ...]  # forks first (by plugin path), then mirrors
 
 
-_MEMO: weakref.WeakKeyDictionary[CodeIndex, dict[tuple, tuple[CodeIndex, CodeIndex, Copies]]] = \
-    weakref.WeakKeyDictionary()
-
-
 def find_copies(plugin: PluginModel, old: CodeIndex, old_resolver: Resolver, new: CodeIndex,
                 new_resolver: Resolver, settings: Settings) -> Copies:
-    """Forks, then mirrors outside them, with their NEW counterparts; memoised per scan inputs."""
-    key = (id(old), id(new), settings.mirror_threshold, settings.fork_threshold, settings.forks)
-    memo = _MEMO.setdefault(plugin.index, {})
-    hit = memo.get(key)
-    if hit is not None and hit[0] is old and hit[1] is new:
-        return hit[2]
+    """Forks, then mirrors outside them, with their NEW counterparts (ScanFacts keeps them per scan)."""
     forks = find_forks(plugin, old, settings.fork_threshold, settings.forks)
     mirrors = find_mirrors(plugin, old, old_resolver, settings.mirror_threshold,
                            skip_paths=frozenset(f.plugin_path for f in forks))
     copies = [fork_copy(f, plugin.index, old, new) for f in forks]
     copies.extend(mirror_copy(m, plugin.index, old, new, new_resolver) for m in mirrors)
-    result = Copies(tuple(forks), tuple(mirrors), tuple(copies))
-    memo[key] = (old, new, result)
-    return result
+    return Copies(tuple(forks), tuple(mirrors), tuple(copies))
 
 
 # -- copied lines (the second site of a layout change) ---------------------------------------------

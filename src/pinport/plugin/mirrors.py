@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import difflib
 import textwrap
-import weakref
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..findings import Location
 from ..model.index import CodeIndex
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import BindingKind, ClassInfo, FunctionInfo
 from .model import PluginModel
 from .records import Patch, PatchKind
-from .similarity import block_ratio, line_tokens, normalise
+from .similarity import block_ratio, line_delta, line_tokens, normalise
 
 _MIN_TOKENS = 24  # bodies shorter than this (a one-line `return x`) match anything: never mirrors
 _SCAN_DECORATORS = 30  # how far above a def to look for its decorators
@@ -39,41 +39,15 @@ class Span:
     qualname: str
 
 
-class _TextCache:
-    """Split lines and span tokens of one index, kept as long as the index (`lines()` splits anew)."""
-
-    def __init__(self) -> None:
-        self.lines: dict[str, list[str]] = {}
-        self.tokens: dict[tuple[str, int, int], _Tokens] = {}
-        self.squashed: dict[str, list[str]] = {}
-
-
-_TEXT: weakref.WeakKeyDictionary[CodeIndex, _TextCache] = weakref.WeakKeyDictionary()
-
-
-def _cache(index: CodeIndex) -> _TextCache:
-    found = _TEXT.get(index)
-    if found is None:
-        found = _TEXT[index] = _TextCache()
-    return found
-
-
 def source_lines(index: CodeIndex, module: str) -> list[str]:
-    """`index.lines(module)`, split once per index and module."""
-    cache = _cache(index)
-    lines = cache.lines.get(module)
-    if lines is None:
-        lines = cache.lines[module] = index.lines(module)
-    return lines
+    """`index.lines(module)` (split once, by the index)."""
+    return index.lines(module)
 
 
 def squashed_lines(index: CodeIndex, module: str) -> list[str]:
     """Every line of a module stripped, runs of whitespace squashed: a cheap layout-blind form for
     aligning whole files (tokenising them all would cost more than the rest of the scan)."""
-    cache = _cache(index)
-    lines = cache.squashed.get(module)
-    if lines is None:
-        lines = cache.squashed[module] = [" ".join(x.split()) for x in source_lines(index, module)]
+    lines = index.memo(("squashed", module), lambda: [" ".join(x.split()) for x in source_lines(index, module)])
     return lines
 
 
@@ -132,7 +106,7 @@ class Mirror:
     matched_by: str  # "target" (the member the patch replaces) or "best match" (found by similarity)
 
 
-def base_member(resolver: Resolver, patch: Patch) -> Symbol | None:
+def replaced_member(resolver: Resolver, patch: Patch) -> Symbol | None:
     """The host member a patch replaces in one version (same rule as the signatures check)."""
     owner = resolver.resolve(patch.owner)
     if owner is None or owner.kind not in (CLASS, MODULE):
@@ -210,12 +184,8 @@ def _body(lines: list[list[str]]) -> list[list[str]]:
 
 
 def _span_tokens(index: CodeIndex, span: Span) -> _Tokens:
-    cache = _cache(index)
-    key = (span.module, span.start, span.end)
-    tokens = cache.tokens.get(key)
-    if tokens is None:
-        tokens = cache.tokens[key] = _Tokens([x for x in map(line_tokens, span_lines(index, span)) if x])
-    return tokens
+    return index.memo(("tokens", span.module, span.start, span.end),
+                      lambda: _Tokens([x for x in map(line_tokens, span_lines(index, span)) if x]))
 
 
 def _bag_bound(a: Counter[str], b: Counter[str], na: int, nb: int) -> float:
@@ -267,7 +237,7 @@ def find_mirrors(plugin: PluginModel, old: CodeIndex, resolver: Resolver, thresh
 
 def _match(old: CodeIndex, resolver: Resolver, patch: Patch, ours: Span, ours_tokens: _Tokens,
            threshold: float, imported: set[str]) -> Mirror | None:
-    base = base_member(resolver, patch)
+    base = replaced_member(resolver, patch)
     if base is not None:
         if not _function_symbol(base):
             return None  # replaces an attribute, or a function defined outside the host
@@ -304,7 +274,7 @@ def _match(old: CodeIndex, resolver: Resolver, patch: Patch, ours: Span, ours_to
 def new_counterpart(mirror: Mirror, new: CodeIndex, resolver: Resolver) -> Span | None:
     """The copied function in NEW: the member the patch replaces, else the same qualified name."""
     if mirror.matched_by == "target":
-        sym = base_member(resolver, mirror.patch)
+        sym = replaced_member(resolver, mirror.patch)
         if _function_symbol(sym):
             assert sym is not None and isinstance(sym.obj, FunctionInfo)
             return function_span(new, sym.module, sym.obj, _qualname(sym))
@@ -439,3 +409,36 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
         hunks.append(Hunk(copy.old.start + i_first, i_last - i_first, copy.new.start + j_first,
                           j_last - j_first, tuple(lines), reflected))
     return UpstreamChange(copy.old.path, copy.new.path, tuple(hunks))
+
+
+def span_location(index: CodeIndex, span: Span | None, unit: str) -> Location | None:
+    """Evidence for a copied span: its first line (the `def` when there is one) in that tree."""
+    if span is None:
+        return None
+    lines = span_lines(index, span)
+    first = next((x.strip() for x in lines if x.strip().startswith(("def ", "async def "))), "")
+    return Location(span.path, span.start, 0, unit, first or (lines[0].strip() if lines else ""))
+
+
+def change_details(copy: Copy, change: UpstreamChange, plugin: CodeIndex, old: CodeIndex) -> tuple[str, ...]:
+    """One summary line of what the copy kept, changed and added, then the marked upstream diff."""
+    delta = line_delta(span_lines(old, copy.old), span_lines(plugin, copy.plugin), copy.old.start,
+                       copy.plugin.start)
+    summary = (f"plugin copy (similarity {copy.score:.2f}, {copy.matched_by}): kept {len(delta.kept)}, changed "
+               f"{len(delta.changed)}, dropped {len(delta.dropped)} upstream lines; added {len(delta.added)}")
+    where = [f"{label} {_ranges(lines)}" for label, lines in (
+        (f"upstream lines changed ({copy.old.path}):", delta.changed), ("dropped:", delta.dropped),
+        (f"plugin lines added ({copy.plugin.path}):", delta.added)) if lines]
+    return (summary, *(("; ".join(where),) if where else ()), *change.diff_lines())
+
+
+def _ranges(numbers: tuple[int, ...], limit: int = 8) -> str:
+    """`3-5, 9, 12-14` for (3, 4, 5, 9, 12, 13, 14), the first `limit` runs then a count."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:limit])
+    return text + (f" and {len(runs) - limit} more runs" if len(runs) > limit else "")

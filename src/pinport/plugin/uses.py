@@ -1,24 +1,22 @@
-"""What the plugin's code says about `self` and host objects, gathered in one memoised walk.
+"""What the plugin's code says about `self` and host objects, gathered in one walk.
 
-Several checks read the same plugin facts (attributes, undefined names, host kinds, bypass): the
+Several checks read the same plugin uses (attributes, undefined names, host kinds, bypass): the
 `self.X` reads and stores of every function, locals annotated or returned as host classes,
 `isinstance` and `except` targets, environment variables set, and the plugin functions that run
-as methods of host classes. Each plugin module is walked once and the result kept as long as the
-index lives, so both runs of every check (judging NEW, then OLD) share it.
+as methods of host classes. `ScanFacts` (facts.py) walks each plugin module once per scan and
+keeps the result, so both runs of every check (judging NEW, then OLD) share it.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-import weakref
-from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 from ..findings import Location
 from ..model.index import CodeIndex
+from ..model.nodes import chain, children
 from ..model.parse import resolve_relative
-from ..model.resolve import Resolver
 from ..model.summary import ClassInfo
 from .model import PluginModel
 from .records import PatchKind
@@ -26,38 +24,6 @@ from .records import PatchKind
 FnNode = ast.FunctionDef | ast.AsyncFunctionDef
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
 _ATTRIBUTE_GUARDS = {"AttributeError", "Exception", "BaseException"}
-_MEMO: weakref.WeakKeyDictionary[CodeIndex, dict[Hashable, object]] = weakref.WeakKeyDictionary()
-
-
-def memo(index: CodeIndex, key: Hashable, build: Callable[[], object]) -> object:
-    """Compute a fact about one index once, kept as long as the index lives (checks run twice a scan)."""
-    table = _MEMO.setdefault(index, {})
-    if key not in table:
-        table[key] = build()
-    return table[key]
-
-
-def plugin_memo(plugin: PluginModel, key: str, build: Callable[[], object]) -> object:
-    """`memo` for facts of one plugin model: its surface depends on the settings, not only the index.
-
-    The value must not reference the index or the model (a weak-keyed table would then keep it)."""
-    table: dict = memo(plugin.index, ("plugin", key), dict)  # type: ignore[assignment]
-    hit = table.get(id(plugin))
-    if hit is None or hit[0]() is not plugin:
-        hit = table[id(plugin)] = (weakref.ref(plugin), build())
-    return hit[1]
-
-
-def chain(node: ast.AST | None) -> str:
-    """`a.b.c` for a pure Name/Attribute chain, else ''."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _annotation_text(node: ast.AST | None) -> str:
@@ -72,18 +38,6 @@ def _annotation_text(node: ast.AST | None) -> str:
     if isinstance(node, ast.Subscript) and chain(node.value).rpartition(".")[2] == "Optional":
         return _annotation_text(node.slice)
     return chain(node)
-
-
-def children(node: ast.AST) -> list[ast.AST]:
-    """Child nodes in field order; several times faster than ast.iter_child_nodes."""
-    out: list[ast.AST] = []
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if type(value) is list:
-            out.extend(v for v in value if isinstance(v, ast.AST))
-        elif isinstance(value, ast.AST):
-            out.append(value)
-    return out
 
 
 def caught_names(node: ast.Try | ast.TryStar) -> set[str]:
@@ -116,7 +70,7 @@ class SelfUse:
 
 
 @dataclass
-class FunctionFacts:
+class FunctionUses:
     """What one plugin function says about `self` and host objects, names resolved to absolute paths."""
 
     module: str
@@ -133,9 +87,11 @@ class FunctionFacts:
 
 
 @dataclass
-class PluginFacts:
-    functions: list[FunctionFacts] = field(default_factory=list)
-    by_name: dict[tuple[str, str], FunctionFacts] = field(default_factory=dict)  # (module, qualname)
+class PluginUses:
+    """Every function's uses, plugin classes by line, loose stores, host-class uses and env-var sets."""
+
+    functions: list[FunctionUses] = field(default_factory=list)
+    by_name: dict[tuple[str, str], FunctionUses] = field(default_factory=dict)  # (module, qualname)
     classes: dict[tuple[str, int], ast.ClassDef] = field(default_factory=dict)  # (module, line)
     loose: set[str] = field(default_factory=set)  # attribute names stored on anything but `self`
     class_uses: list[tuple[str, str, ast.AST, str, str]] = field(default_factory=list)  # module, unit, node, path, how
@@ -154,11 +110,11 @@ def _first_param(node: FnNode, in_class: bool) -> str:
 class _FactWalker:
     """One walk of one plugin module; handlers by node type, everything else walked generically."""
 
-    def __init__(self, plugin: PluginModel, module: str, out: PluginFacts) -> None:
+    def __init__(self, plugin: PluginModel, module: str, out: PluginUses) -> None:
         self.plugin, self.module, self.out = plugin, module, out
         self.units: list[str] = []
         self.in_class: list[bool] = [False]
-        self.frames: list[FunctionFacts] = []
+        self.frames: list[FunctionUses] = []
         self.guard = 0  # inside `try:` with an AttributeError handler
         self.local: dict[str, str] = {}  # imports anywhere in the current top-level statement
         self.raw: list[tuple[dict, str, str]] = []  # (table, key, chain) resolved when the statement ends
@@ -213,7 +169,7 @@ class _FactWalker:
             table[key] = text
             self.raw.append((table, key, text))
 
-    def _self_frame(self, name: str) -> FunctionFacts | None:
+    def _self_frame(self, name: str) -> FunctionUses | None:
         """The method whose `self` this name is: the innermost frame binding it, if as its first parameter."""
         for frame in reversed(self.frames):
             if name == frame.self_name:
@@ -249,7 +205,7 @@ class _FactWalker:
             if part is not None:
                 self.visit(part)
         self.units.append(node.name)
-        facts = FunctionFacts(self.module, self.unit, node, _first_param(node, self.in_class[-1]),
+        facts = FunctionUses(self.module, self.unit, node, _first_param(node, self.in_class[-1]),
                               frozenset(param_names(node.args)))
         for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs):
             facts.stores[a.arg] = 1
@@ -383,17 +339,15 @@ class _FactWalker:
             self.sets.append((self.unit, node, key.value, ast.unparse(value)))
 
 
-def plugin_facts(plugin: PluginModel) -> PluginFacts:
-    """Everything the plugin's code says about host objects, gathered in one walk and kept."""
-    def build() -> PluginFacts:
-        out = PluginFacts()
-        for module in plugin.modules:
-            tree = plugin.index.parsed(module)
-            walker = _FactWalker(plugin, module, out)
-            for stmt in tree.body if tree is not None else ():
-                walker.top(stmt)
-        return out
-    return plugin_memo(plugin, "facts", build)  # type: ignore[return-value]
+def walk_plugin(plugin: PluginModel) -> PluginUses:
+    """Everything the plugin's code says about host objects, in one walk (ScanFacts keeps it)."""
+    out = PluginUses()
+    for module in plugin.modules:
+        tree = plugin.index.parsed(module)
+        walker = _FactWalker(plugin, module, out)
+        for stmt in tree.body if tree is not None else ():
+            walker.top(stmt)
+    return out
 
 
 # -- plugin functions whose `self` is a host class instance -----------------------------------------
@@ -410,7 +364,7 @@ def is_classmethod(node: FnNode) -> bool:
 
 
 @dataclass(frozen=True)
-class Unit:
+class HostMethod:
     """A plugin function run as a method of host classes: patch member, override or `Host.x = fn`."""
 
     module: str
@@ -428,37 +382,35 @@ class Unit:
         return self.wrapper != "classmethod" and not is_classmethod(self.node)
 
 
-def iter_units(plugin: PluginModel) -> list[Unit]:
+def find_host_methods(plugin: PluginModel) -> list[HostMethod]:
     """Every plugin function whose `self` is an instance of a host class, owners merged per function."""
-    def build() -> list[Unit]:
-        grouped: dict[tuple[str, str], tuple[Location, list[str], str, bool, str]] = {}
-        for p in plugin.surface.patches:
-            if p.function is None or p.kind is PatchKind.ALIAS or p.function.name == "<lambda>" or \
-                    p.wrapper == "staticmethod":
-                continue
-            if p.kind is PatchKind.ASSIGNMENT:
-                scope = p.site.unit if p.site.unit != "<module>" else ""
-                quals = [f"{scope}.{p.function.name}"] if scope else []
-                qual = next((q for q in quals if plugin.function_node(p.plugin_module, q)), p.function.name)
-                entry = grouped.setdefault((p.plugin_module, qual), (p.site, [], "", True, p.wrapper))
-            else:
-                entry = grouped.setdefault((p.plugin_module, p.site.unit),
-                                           (p.site, [], p.via, p.kind is PatchKind.MEMBER, ""))
-            if p.owner not in entry[1]:
-                entry[1].append(p.owner)
-        out = []
-        for (module, qual), (site, owners, via, is_patch, wrapper) in sorted(grouped.items()):
-            node = plugin.function_node(module, qual)
-            if node is not None and self_name(node):
-                out.append(Unit(module, qual, site, tuple(owners), via, is_patch, node, wrapper))
-        return out
-    return plugin_memo(plugin, "units", build)  # type: ignore[return-value]
+    grouped: dict[tuple[str, str], tuple[Location, list[str], str, bool, str]] = {}
+    for p in plugin.surface.patches:
+        if p.function is None or p.kind is PatchKind.ALIAS or p.function.name == "<lambda>" or \
+                p.wrapper == "staticmethod":
+            continue
+        if p.kind is PatchKind.ASSIGNMENT:
+            scope = p.site.unit if p.site.unit != "<module>" else ""
+            quals = [f"{scope}.{p.function.name}"] if scope else []
+            qual = next((q for q in quals if plugin.function_node(p.plugin_module, q)), p.function.name)
+            entry = grouped.setdefault((p.plugin_module, qual), (p.site, [], "", True, p.wrapper))
+        else:
+            entry = grouped.setdefault((p.plugin_module, p.site.unit),
+                                       (p.site, [], p.via, p.kind is PatchKind.MEMBER, ""))
+        if p.owner not in entry[1]:
+            entry[1].append(p.owner)
+    out = []
+    for (module, qual), (site, owners, via, is_patch, wrapper) in sorted(grouped.items()):
+        node = plugin.function_node(module, qual)
+        if node is not None and self_name(node):
+            out.append(HostMethod(module, qual, site, tuple(owners), via, is_patch, node, wrapper))
+    return out
 
 
-def unit_use(plugin: PluginModel, unit: Unit) -> SelfUse:
-    """How a unit uses its `self` (from the one walk over the plugin)."""
-    facts = plugin_facts(plugin).by_name.get((unit.module, unit.qualname))
-    return facts.use if facts is not None else SelfUse(dynamic=True)
+def self_use(uses: PluginUses, method: HostMethod) -> SelfUse:
+    """How a host method uses its `self` (from the one walk over the plugin)."""
+    found = uses.by_name.get((method.module, method.qualname))
+    return found.use if found is not None else SelfUse(dynamic=True)
 
 
 def plugin_class_info(index: CodeIndex, module: str, qualname: str) -> ClassInfo | None:
@@ -470,22 +422,32 @@ def plugin_class_info(index: CodeIndex, module: str, qualname: str) -> ClassInfo
     return info
 
 
-def plugin_resolver(plugin: PluginModel) -> Resolver:
-    """A resolver over the plugin's own tree (host bases come out EXTERNAL); callers keep it for a run."""
-    return Resolver(plugin.index, plugin.package)
-
-
-def added_members(plugin: PluginModel) -> dict[str, frozenset[str]]:
+def added_members(plugin: PluginModel, methods: list[HostMethod], uses: PluginUses) -> dict[str, frozenset[str]]:
     """Host class path (as written) -> members the plugin adds to it or stores on its `self`."""
-    def build() -> dict[str, frozenset[str]]:
-        by_owner: dict[str, set[str]] = {}
-        for p in plugin.surface.patches:
-            if p.kind in (PatchKind.MEMBER, PatchKind.ASSIGNMENT):
-                by_owner.setdefault(p.owner, set()).add(p.name)
-        for unit in iter_units(plugin):
-            if unit.is_patch:
-                stores = unit_use(plugin, unit).stores
-                for owner in unit.owners:
-                    by_owner.setdefault(owner, set()).update(stores)
-        return {k: frozenset(v) for k, v in sorted(by_owner.items())}
-    return plugin_memo(plugin, "members", build)  # type: ignore[return-value]
+    by_owner: dict[str, set[str]] = {}
+    for p in plugin.surface.patches:
+        if p.kind in (PatchKind.MEMBER, PatchKind.ASSIGNMENT):
+            by_owner.setdefault(p.owner, set()).add(p.name)
+    for method in methods:
+        if method.is_patch:
+            stores = self_use(uses, method).stores
+            for owner in method.owners:
+                by_owner.setdefault(owner, set()).update(stores)
+    return {k: frozenset(v) for k, v in sorted(by_owner.items())}
+
+
+def self_reads(node: ast.AST) -> dict[str, int]:
+    """`self.X` read in a function (first line of each), minus what the function assigns itself."""
+    args = getattr(node, "args", None)
+    first = args.posonlyargs + args.args if isinstance(args, ast.arguments) else []
+    me = first[0].arg if first else "self"
+    reads: dict[str, int] = {}
+    stores: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == me:
+            if isinstance(sub.ctx, ast.Load):
+                line = getattr(sub, "lineno", 0)
+                reads[sub.attr] = min(reads.get(sub.attr, line), line)
+            else:
+                stores.add(sub.attr)
+    return {k: v for k, v in reads.items() if k not in stores}

@@ -1,4 +1,4 @@
-"""Selection sites for the bypass check (#10): where a host version chooses between a patched class
+"""Selection sites (for the bypass check, #10): where a host version chooses between a patched class
 and a parallel implementation, and what the choice reads.
 
 The site is the innermost `if` (or conditional expression) with the candidate in one branch and
@@ -13,12 +13,11 @@ import re
 from dataclasses import dataclass, field
 
 from ..findings import Location
-from ..model.parse import resolve_relative
-from ..model.resolve import METHOD, Symbol
-from ..model.summary import BindingKind, ClassAttr, FunctionInfo
-from ..plugin.facts import chain, children, memo
-from ._hostfacts import env_modules, host_member, resolve_annotation
-from .base import HostView
+from .host import HostView
+from .nodes import chain, children
+from .parse import resolve_relative
+from .resolve import METHOD, Symbol
+from .summary import BindingKind, ClassAttr, FunctionInfo
 
 _GETENV = r"os\.(?:getenv|environ\.get)\(\s*[\"']{var}[\"']\s*(?:,\s*([^)\n]*))?\)"
 
@@ -28,7 +27,7 @@ class Selection:
     """One place a host version chooses between target and candidate, and what its test reads."""
 
     site: Location
-    facts: set[tuple[str, ...]] = field(default_factory=set)  # normalised, line-free: compared OLD vs NEW
+    reads: set[tuple[str, ...]] = field(default_factory=set)  # normalised, line-free: compared OLD vs NEW
     env_vars: set[str] = field(default_factory=set)
     lines: list[str] = field(default_factory=list)
 
@@ -75,10 +74,10 @@ def selections(view: HostView, target: Symbol, cand: Symbol) -> list[Selection]:
             if switches:
                 break  # a real switch found: modules that only build the candidate add nothing
         for sel in one:
-            sel.facts.add(("names only the candidate",))
+            sel.reads.add(("names only the candidate",))
             sel.lines[0] = sel.lines[0].replace(" selects on ", " uses it under ")
         return sorted(switches or one, key=lambda s: (s.site.path, s.site.line))
-    return memo(view.index, f"selections:{target.path}:{cand.path}", build)  # type: ignore[return-value]
+    return view.memo(("selections", target.path, cand.path), build)
 
 
 def _module_selections(view: HostView, mod: str, tree: ast.Module, target: Symbol, cand: Symbol,
@@ -226,7 +225,7 @@ def _describe(view: HostView, mod: str, node: ast.AST, cls: ast.ClassDef | None,
     rel = view.index.paths[mod]
     text = ast.unparse(test)
     sel = Selection(Location(rel, node.lineno, node.col_offset, mod, view.index.line_text(mod, node.lineno)))
-    sel.facts.add(("test", text))
+    sel.reads.add(("test", text))
     sel.lines.append(f"{view.label}: {rel}:{node.lineno} selects on `{text}`")
     _reads(view, mod, test, cls, fn, sel, depth=0)
     return sel
@@ -235,7 +234,7 @@ def _describe(view: HostView, mod: str, node: ast.AST, cls: ast.ClassDef | None,
 def _reads(view: HostView, mod: str, expr: ast.AST, cls: ast.ClassDef | None, fn: ast.AST | None, sel: Selection,
            depth: int) -> None:
     """Environment variables, `self.X` assignments and config members an expression reads, into `sel`."""
-    envs = set(env_modules(view))
+    envs = set(view.env_modules)
     for node in ast.walk(expr):
         text = chain(node) if isinstance(node, ast.Attribute) else ""
         if isinstance(node, ast.Call) and chain(node.func) in ("os.getenv", "os.environ.get") and node.args and \
@@ -249,7 +248,7 @@ def _reads(view: HostView, mod: str, expr: ast.AST, cls: ast.ClassDef | None, fn
             _env(view, last, sel)
         elif head == "self" and cls is not None and depth < 2:
             for value, method in _self_assignments(view, mod, cls, last):
-                sel.facts.add(("self", last, ast.unparse(value)))
+                sel.reads.add(("self", last, ast.unparse(value)))
                 sel.lines.append(f"{view.label}: self.{last} = {ast.unparse(value)} (line {value.lineno})")
                 _reads(view, mod, value, cls, method, sel, depth + 1)
         elif head and depth < 3:
@@ -275,8 +274,8 @@ def _config(view: HostView, mod: str, head: str, member: str, fn: ast.AST | None
     var = head.rpartition(".")[2]
     params = [] if fn is None else [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]  # type: ignore[attr-defined]
     ann = next((ast.unparse(a.annotation) for a in params if a.arg == var and a.annotation is not None), None)
-    cls = resolve_annotation(view, mod, ann)
-    found = host_member(view, cls, member, instance=False) if cls is not None else None
+    cls = view.resolve_annotation(mod, ann)
+    found = view.member(cls, member, instance=False) if cls is not None else None
     if found is None or not found.module:
         return
     label = f"{found.owner.rpartition('.')[2]}.{member}"
@@ -286,24 +285,24 @@ def _config(view: HostView, mod: str, head: str, member: str, fn: ast.AST | None
         text = _body_text(view, found)
         calls = sorted(set(_SELF_CALL.findall(text)))
         for name in calls:
-            helper = host_member(view, cls, name, instance=False)  # type: ignore[arg-type]
+            helper = view.member(cls, name, instance=False)  # type: ignore[arg-type]
             if helper is not None and helper.kind == METHOD and helper.module:
                 text += "\n" + _body_text(view, helper)
-        flags = {f for m in env_modules(view) for f in re.findall(rf"\b{m.rpartition('.')[2]}\.([A-Z][A-Z0-9_]+)", text)}
+        flags = {f for m in view.env_modules for f in re.findall(rf"\b{m.rpartition('.')[2]}\.([A-Z][A-Z0-9_]+)", text)}
         for flag in sorted(flags):
             _env(view, flag, sel)
         consts = sorted(set(_CONSTANT.findall(text)) - flags)
-        sel.facts.add(("config", label, "property", *calls))
+        sel.reads.add(("config", label, "property", *calls))
         sel.lines.append(f"{view.label}: config `{label}` is a property ({where}) reading "
                          f"{', '.join(sorted(flags) + consts + [f'self.{c}()' for c in calls]) or 'nothing'}")
         for const in consts:
             values = _constant_strings(view, found.module, const)
             if values:
-                sel.facts.add(("constant", const, *values))
+                sel.reads.add(("constant", const, *values))
                 shown = ", ".join(values[:4]) + (f", ... ({len(values)} entries)" if len(values) > 4 else "")
                 sel.lines.append(f"{view.label}: {const} = {{{shown}}}")
     elif isinstance(found.obj, ClassAttr):
-        sel.facts.add(("config", label, "field", found.obj.value))
+        sel.reads.add(("config", label, "field", found.obj.value))
         sel.lines.append(f"{view.label}: config field `{label}` ({where}) defaults to "
                          f"`{found.obj.value or '(required)'}`")
 
@@ -341,10 +340,10 @@ def _env(view: HostView, var: str, sel: Selection) -> None:
         return
     sel.env_vars.add(var)
     default = "?"
-    for mod in env_modules(view):
+    for mod in view.env_modules:
         match = re.search(_GETENV.format(var=re.escape(var)), view.index.source(mod))
         if match:
             default = (match.group(1) or "None").strip()
             break
-    sel.facts.add(("env", var, default))
+    sel.reads.add(("env", var, default))
     sel.lines.append(f"{view.label}: env {var} (default {default})")

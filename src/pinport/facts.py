@@ -1,0 +1,193 @@
+"""ScanFacts: every derived fact more than one check reads, built once per scan and memoised on itself.
+
+The scan builds one `ScanFacts` over the plugin and both host versions and hands it to every check
+as `ctx.facts`. A fact is computed the first time a check asks and kept on this object, so both runs
+of each check (judging NEW, then OLD) and every check share one answer. The computations live in
+`model/` (host-only facts, on each `HostView`) and `plugin/` (the plugin's walk, copies, callers);
+this class only decides what is kept and for how long: as long as the scan's models.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from functools import cached_property
+from typing import Any
+
+from .config import Settings
+from .findings import Location
+from .model.host import HostView
+from .model.resolve import CLASS, EXTERNAL, Resolver, Symbol
+from .model.summary import ClassInfo
+from .model.units import Unit, UnitFacts, iter_units, unit_facts
+from .plugin.callers import Failure, host_call_failures, replaced_units
+from .plugin.forks import Copies, find_copies
+from .plugin.model import PluginModel
+from .plugin.records import Patch
+from .plugin.uses import (
+    HostMethod,
+    PluginUses,
+    SelfUse,
+    added_members,
+    find_host_methods,
+    plugin_class_info,
+    self_use,
+    walk_plugin,
+)
+
+_SELF_NAME = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
+
+
+class ScanFacts:
+    """The shared facts of one scan: the plugin side, and the plugin against each host version."""
+
+    def __init__(self, plugin: PluginModel, old: HostView, new: HostView, settings: Settings) -> None:
+        self.plugin, self.old, self.new, self.settings = plugin, old, new, settings
+        self._memo: dict[Hashable, Any] = {}
+
+    def keep(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """A fact one check derives from these facts on both of its runs, computed once per scan."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+    # -- plugin side -------------------------------------------------------------------------------
+    def plugin_tree(self, module: str) -> ast.Module | None:
+        """The parsed tree of a plugin module (None when it does not parse)."""
+        return self.plugin.index.parsed(module)
+
+    def plugin_mentions(self, module: str, markers: Iterable[str]) -> bool:
+        """Whether a plugin module's source contains one of `markers` (text, not parsed)."""
+        text = self.plugin.index.source(module)
+        return any(m in text for m in markers)
+
+    def plugin_units(self, module: str) -> list[Unit]:
+        """The code units (functions, methods, module and class bodies) of a parsed plugin module."""
+        def build() -> list[Unit]:
+            tree = self.plugin.index.parsed(module)
+            return list(iter_units(tree)) if tree is not None else []
+        return self.keep(("units", module), build)
+
+    def plugin_unit_facts(self, module: str, unit: Unit) -> UnitFacts:
+        """One walk over a plugin unit: its calls, imports, assignments, guards."""
+        return unit_facts(self.plugin.index, module, unit)
+
+    def plugin_line_text(self, module: str, line: int) -> str:
+        return self.plugin.index.line_text(module, line)
+
+    def plugin_line(self, module: str, line: int, unit: str, column: int = 0) -> Location:
+        """The plugin location of a line in `module`, inside plugin unit `unit`, with the line's text."""
+        return Location(self.plugin.index.paths[module], line, column, unit, self.plugin.index.line_text(module, line))
+
+    @cached_property
+    def uses(self) -> PluginUses:
+        """What every plugin function reads and stores on `self` and on host objects (one walk)."""
+        return walk_plugin(self.plugin)
+
+    @cached_property
+    def host_methods(self) -> list[HostMethod]:
+        """Plugin functions run as methods of host classes (patch members, overrides, `Host.x = fn`)."""
+        return find_host_methods(self.plugin)
+
+    def self_use(self, method: HostMethod) -> SelfUse:
+        return self_use(self.uses, method)
+
+    @cached_property
+    def added_members(self) -> dict[str, frozenset[str]]:
+        """Host class path (as written) -> members the plugin adds to it or stores on its `self`."""
+        return added_members(self.plugin, self.host_methods, self.uses)
+
+    @cached_property
+    def plugin_resolver(self) -> Resolver:
+        """A resolver over the plugin's own tree (host bases come out EXTERNAL)."""
+        return Resolver(self.plugin.index, self.plugin.package)
+
+    def plugin_defines(self, module: str, qualname: str, name: str) -> bool:
+        """Whether the plugin class, or a plugin base of it, defines `name` (or has a `__getattr__`)."""
+        sym = self.plugin_resolver.resolve(f"{module}.{qualname}")
+        if sym is None or sym.kind != CLASS:
+            info = plugin_class_info(self.plugin.index, module, qualname)
+            return bool(info and info.has_member(name))
+        return any(isinstance(owner.obj, ClassInfo) and (owner.obj.has_member(name) or "__getattr__" in
+                                                         owner.obj.methods)
+                   for owner in self.plugin_resolver.mro(sym))
+
+    def plugin_members(self, owner: str) -> set[str]:
+        """Members the plugin itself gives instances of host class `owner`: patch members, and everything
+        its patch classes and subclasses of that class define or assign."""
+        def build() -> frozenset[str]:
+            out = {p.name for p in self.plugin.surface.patches if p.owner == owner}
+            for target in self.plugin.surface.targets:
+                if target.target == owner:
+                    info = plugin_class_info(self.plugin.index, target.plugin_module, target.plugin_class)
+                    if info is not None:
+                        out.update(info.methods, info.attributes, info.instance_attrs, info.classes)
+            return frozenset(out)
+        return set(self.keep(("plugin-members", owner), build))
+
+    @cached_property
+    def copies(self) -> Copies:
+        """The plugin's forks and mirrors (copied from OLD) with their NEW counterparts."""
+        return find_copies(self.plugin, self.old.index, self.old.resolver, self.new.index, self.new.resolver,
+                           self.settings)
+
+    # -- the plugin against one host version -------------------------------------------------------
+    def provided_by_plugin(self, view: HostView, owner: Symbol) -> frozenset[str]:
+        """Members the plugin adds to `owner` or a related host class in `view` (patch members, stores)."""
+        def build() -> frozenset[str]:
+            related = {s.path for s in view.resolver.mro(owner)}
+            out: set[str] = set()
+            for path, names in self.added_members.items():
+                sym = view.resolve(path)
+                if sym is not None and sym.kind == CLASS and (
+                        sym.path in related or owner.path in {s.path for s in view.resolver.mro(sym)}):
+                    out |= names
+            return frozenset(out)
+        return self.keep(("provided", id(view), owner.path), build)
+
+    def replaced_units(self, view: HostView) -> frozenset[str]:
+        """Host functions and methods (module path + qualified name) the plugin replaces in `view`."""
+        return self.keep(("replaced", id(view)), lambda: replaced_units(view, self.plugin.surface.patches))
+
+    def call_failures(self, view: HostView, patch: Patch) -> Failure | None:
+        """`view`'s reachable call sites that do not bind to the plugin's replacement `patch`
+        (see `plugin.callers.host_call_failures`); the signatures and callers checks both ask."""
+        key = ("failures", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
+        return self.keep(key, lambda: host_call_failures(view, patch, self.replaced_units(view)))
+
+    # -- copies against OLD and NEW ---------------------------------------------------------------
+    def vanished_members(self, owner: str, reads: dict[str, int], provided: set[str],
+                         theirs: str | None = None, base: str | None = None) -> Iterator[tuple[str, int, Symbol, str]]:
+        """(name, plugin line, OLD member, NEW rename or "") for each `self.X` read that OLD's class
+        `owner` defines and NEW's does not; a rename is taken from the NEW body first, then the class."""
+        old_cls, new_cls = self.old.resolve(owner), self.new.resolve(owner)
+        if old_cls is None or new_cls is None or old_cls.kind != CLASS or new_cls.kind != CLASS:
+            return
+        hints: tuple[list[str], list[str]] | None = None
+        for name, line in sorted(reads.items()):
+            if name in provided or name.startswith("__"):
+                continue
+            before = self.old.member(old_cls, name)
+            if before is None or before.kind == EXTERNAL:
+                continue
+            if self.new.member(new_cls, name) is not None:
+                continue
+            if hints is None:  # names NEW's body starts using, then members NEW's class gained
+                started = set(_SELF_NAME.findall(theirs or "")) - set(_SELF_NAME.findall(base or ""))
+                hints = (sorted(n for n in started if self.new.member(new_cls, n)),
+                         sorted(_all_members(self.new, new_cls) - _all_members(self.old, old_cls)))
+            rename = (difflib.get_close_matches(name, hints[0], 1, 0.5)
+                      or difflib.get_close_matches(name, hints[1], 1, 0.6) or [""])[0]
+            yield name, line, before, rename
+
+
+def _all_members(view: HostView, cls: Symbol) -> set[str]:
+    """Every member name `cls` and its host bases define (for rename hints)."""
+    out: set[str] = set()
+    for owner in view.resolver.mro(cls):
+        if isinstance(owner.obj, ClassInfo):
+            info = owner.obj
+            out.update(info.methods, info.attributes, info.instance_attrs, info.classes)
+    return out

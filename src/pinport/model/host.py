@@ -1,0 +1,270 @@
+"""One host version as the checks see it: its index, its resolver, how to cite a symbol, and the
+derived facts several checks share (member lookup, related classes, environment flags).
+
+Every derived fact is computed on first use and memoised on the view itself, so both runs of a
+scan (judging NEW, then OLD) and every check ask each question of one host version once.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..findings import Location
+from .index import CodeIndex
+from .inference import function_node
+from .resolve import (
+    CLASS,
+    EXTERNAL,
+    FUNCTION,
+    INERT_BASES,
+    METHOD,
+    MODULE,
+    Resolver,
+    Symbol,
+    own_member,
+)
+from .summary import ClassInfo, FunctionInfo
+from .units import Unit, UnitFacts, iter_units, unit_facts
+
+_IDENT = re.compile(r"[A-Za-z_][\w.]*")
+_SETATTR = re.compile(r"setattr\(\s*self\s*,\s*([A-Za-z_]\w*)\s*,")
+_CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+_RELATED_LIMIT = 120  # modules searched for related classes; a bigger package is searched one level deep
+
+
+def package_of(module: str) -> str:
+    """Where related classes are looked for: the module's package (`vllm.v1.worker`)."""
+    return module.rpartition(".")[0] or module
+
+
+@dataclass(frozen=True)
+class HostView:
+    """One host version: its index, a resolver over it, how to cite a symbol, and its shared facts."""
+
+    index: CodeIndex
+    resolver: Resolver
+    env_module: str = "envs"  # the last part of the host's environment-flag module names (a profile setting)
+    _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        return self.index.label
+
+    def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """A derived fact of this host version, computed once (used by model/ modules on this view)."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+    # -- citing ------------------------------------------------------------------------------------
+    def resolve(self, path: str) -> Symbol | None:
+        return self.resolver.resolve(path)
+
+    def location(self, sym: Symbol | None, snippet: str | None = None) -> Location | None:
+        """Evidence for a symbol: its file and line in this tree, with the line's text."""
+        if sym is None or not sym.module or sym.module not in self.index.paths:
+            return None
+        if snippet is None:
+            snippet = f"module {sym.path}" if sym.kind == MODULE else self.index.line_text(sym.module, sym.line)
+        return Location(self.index.paths[sym.module], sym.line, 0, sym.path, snippet)
+
+    def def_location(self, sym: Symbol | None) -> Location | None:
+        """`location`, with a function's signature (`def f(a, b=1)`) as the snippet."""
+        if sym is None or not isinstance(sym.obj, FunctionInfo):
+            return self.location(sym)
+        return self.location(sym, snippet=f"def {sym.obj.name}{sym.obj.signature.render()}")
+
+    # -- members -----------------------------------------------------------------------------------
+    def member(self, cls: Symbol, name: str, instance: bool = True) -> Symbol | None:
+        """What reading `name` on `cls` (on an instance of it, with `instance`) finds: through the MRO
+        past inert bases (the `INERT_BASES` rule `Resolver.class_member` shares), an EXTERNAL symbol
+        when an outside base or a class on the way serves any name (`__getattr__`, `self.__dict__`,
+        `setattr(self, key, ...)`). `class_member` answers "does the class define it" instead."""
+        for owner in self.resolver.mro(cls):
+            if owner.kind == EXTERNAL:
+                if owner.path in INERT_BASES:
+                    continue
+                return Symbol(EXTERNAL, f"{owner.path}.{name}", "", owner=owner.path)
+            info = owner.obj
+            if not isinstance(info, ClassInfo):
+                continue
+            found = own_member(owner, info, name, instance)
+            if found is not None:
+                return found
+            if "__getattr__" in info.methods or "__getattribute__" in info.methods or self._dynamic(owner):
+                return Symbol(EXTERNAL, f"{owner.path}.{name}", "", owner=owner.path)
+        return None
+
+    def _dynamic(self, owner: Symbol) -> bool:
+        """`self.__dict__`, or `setattr(self, key, ...)` with a key never read back: members are unknowable."""
+        info = owner.obj
+        if not isinstance(info, ClassInfo) or not owner.module:
+            return False
+
+        def build() -> bool:
+            text = "\n".join(self.index.lines(owner.module)[info.line - 1:info.end_line])
+            # `setattr(self, name, new)` after `getattr(self, name)` only replaces members that exist
+            return "self.__dict__" in text or any(f"getattr(self, {m.group(1)}" not in text
+                                                  for m in _SETATTR.finditer(text))
+        return self.memo(("dynamic", owner.path), build)
+
+    def replaced_member(self, owner_path: str, name: str) -> tuple[Symbol | None, Symbol | None]:
+        """(owner symbol, its member `name`): what a patch of `owner_path.name` replaces here."""
+        owner = self.resolve(owner_path)
+        if owner is None or owner.kind not in (CLASS, MODULE):
+            return owner, None
+        if owner.kind == CLASS:
+            return owner, self.resolver.class_member(owner, name)
+        return owner, self.resolver.module_attr(owner.module, name)
+
+    def resolve_annotation(self, module: str, text: str | None) -> Symbol | None:
+        """The host class an annotation text names (`X`, `"X"`, `X | None`, `Optional[X]`) in a host module."""
+        if not text:
+            return None
+        text = text.strip().strip("'\"")
+        inner = re.fullmatch(r"(?:typing\.)?Optional\[(.+)\]", text)
+        for part in re.split(r"\s*\|\s*", inner.group(1) if inner else text):
+            if part != "None" and _IDENT.fullmatch(part):
+                sym = self.resolver.resolve_in(module, part)
+                return sym if sym is not None and sym.kind == CLASS else None
+        return None
+
+    def returned_class(self, sym: Symbol | None) -> Symbol | None:
+        """The class a host callable produces: a class itself, or a function's return annotation."""
+        if sym is None:
+            return None
+        if sym.kind == CLASS:
+            return sym
+        if sym.kind in (FUNCTION, METHOD) and isinstance(sym.obj, FunctionInfo):
+            return self.resolve_annotation(sym.module, sym.obj.signature.returns)
+        return None
+
+    def calls_super(self, cls: Symbol, method: str) -> bool:
+        """Whether `cls`'s own `method` calls the base's (`super().method(`), so a patch of the base still runs."""
+        fn = cls.obj.methods.get(method) if isinstance(cls.obj, ClassInfo) else None
+        if fn is None:
+            return False
+        text = "\n".join(self.index.lines(cls.module)[fn.line - 1:fn.end_line])
+        return f"super().{method}(" in text or re.search(rf"super\([^)]*\)\.{re.escape(method)}\(", text) is not None
+
+    # -- related classes ---------------------------------------------------------------------------
+    def related_modules(self, prefix: str) -> list[str]:
+        """Modules where classes related to one in package `prefix` are looked for: it and its sub-packages."""
+        depth = prefix.count(".")
+        inside = [m for m in self.index.modules if m == prefix or m.startswith(prefix + ".")]
+        near = [m for m in inside if m.count(".") <= depth + 2]
+        return near if len(near) <= _RELATED_LIMIT else [m for m in inside if m.count(".") <= depth + 1]
+
+    def _base_mentions(self, prefix: str) -> dict[str, set[str]]:
+        """Base name -> modules (of the related ones) with a class statement listing it; one regex pass."""
+        def build() -> dict[str, set[str]]:
+            out: dict[str, set[str]] = {}
+            for mod in self.related_modules(prefix):
+                for match in _CLASS_HEADER.finditer(self.index.source(mod)):
+                    for word in re.findall(r"\w+", match.group(1)):
+                        out.setdefault(word, set()).add(mod)
+            return out
+        return self.memo(("bases", prefix), build)
+
+    def class_index(self, prefix: str, bases: frozenset[str]) -> dict[str, list[tuple[str, str]]]:
+        """Base name -> [(module, class)] for top-level classes of the related modules that list one of
+        `bases` (last dotted parts); only modules whose class statements name one are loaded."""
+        def build() -> dict[str, list[tuple[str, str]]]:
+            out: dict[str, list[tuple[str, str]]] = {}
+            mentions = self._base_mentions(prefix)
+            modules = self.index.modules
+            for mod in sorted(set().union(*(mentions.get(b, set()) for b in bases))):
+                for name, info in modules[mod].classes.items():
+                    for base in info.bases:
+                        leaf = base.rpartition(".")[2]
+                        if leaf in bases:
+                            out.setdefault(leaf, []).append((mod, name))
+            return out
+        return self.memo(("classes", prefix, tuple(sorted(bases))), build)
+
+    def subclasses(self, cls: Symbol) -> list[Symbol]:
+        """Host classes under `cls`'s package whose MRO contains `cls` (transitively), by path."""
+        def build() -> list[Symbol]:
+            found: dict[str, Symbol] = {}
+            todo = [cls]
+            while todo:
+                parent = todo.pop()
+                leaf = parent.path.rpartition(".")[2]
+                for mod, name in self.class_index(package_of(cls.module), frozenset({leaf})).get(leaf, ()):
+                    sym = self.resolve(f"{mod}.{name}")
+                    if sym is not None and sym.kind == CLASS and sym.path not in found and sym.path != cls.path \
+                            and any(b.path == parent.path for b in self.resolver.bases(sym)):
+                        found[sym.path] = sym
+                        todo.append(sym)
+            return [found[k] for k in sorted(found)]
+        return self.memo(("subclasses", cls.path), build)
+
+    # -- environment flags -------------------------------------------------------------------------
+    @property
+    def env_modules(self) -> list[str]:
+        """The host's environment-flag modules (`vllm.envs`): a module named `env_module` with a lazy table."""
+        def build() -> list[str]:
+            modules = self.index.modules  # iterating names is cheap; summaries load on access
+            return sorted(m for m in modules if m.rpartition(".")[2] == self.env_module
+                          and (modules[m].lazy_exports or modules[m].has_getattr))
+        return self.memo("envs", build)
+
+    def env_flag_defined(self, module: str, name: str) -> bool:
+        """Whether `module.name` exists at run time: in the lazy table or bound outside TYPE_CHECKING."""
+        summary = self.index.modules.get(module)
+        if summary is None:
+            return False
+        if summary.has_getattr and not summary.lazy_exports:
+            return True  # a `__getattr__` whose table was not recognised: anything may exist
+        binding = summary.bindings.get(name)
+        return name in summary.lazy_exports or (binding is not None and not binding.type_checking)
+
+    def is_env_flag_read(self, base: str, name: str) -> bool:
+        """`base.name` is an environment-flag read (an upper-case name on an env module)."""
+        return base in self.env_modules and name.isupper()
+
+    def reads_env(self, var: str) -> bool:
+        """Whether the host reads environment variable `var`: its envs table, else any source mentioning it."""
+        if any(var in self.index.modules[m].lazy_exports for m in self.env_modules):
+            return True
+
+        def build() -> bool:  # rare: only for a variable the envs table lacks
+            return any(self.index.grep(q) for q in (f'"{var}"', f"'{var}'"))
+        return self.memo(("reads-env", var), build)
+
+    def env_flag_line(self, module: str, flag: str) -> int:
+        """Line of `"FLAG":` in an env module's source (evidence), else 1."""
+        for i, line in enumerate(self.index.lines(module), 1):
+            if f'"{flag}"' in line or f"'{flag}'" in line:
+                return i
+        return 1
+
+    # -- source, for evidence and for checks that need a body ----------------------------------------
+    def line_text(self, module: str, line: int) -> str:
+        """The stripped text of one line of a host module ('' past its end)."""
+        return self.index.line_text(module, line)
+
+    def site(self, module: str, line: int, unit: str = "") -> Location:
+        """A host location (path, line, the line's text) inside unit `unit`: a call site, a flag read."""
+        return Location(self.index.paths[module], line, 0, unit, self.line_text(module, line)[:100])
+
+    def units(self, module: str) -> list[Unit]:
+        """The code units (functions, methods, module and class bodies) of a parsed host module."""
+        def build() -> list[Unit]:
+            tree = self.index.parsed(module)
+            return list(iter_units(tree)) if tree is not None else []
+        return self.memo(("units", module), build)
+
+    def unit_facts(self, module: str, unit: Unit) -> UnitFacts:
+        """One walk over a unit: its calls, imports, assignments, guards (kept on the index)."""
+        return unit_facts(self.index, module, unit)
+
+    def function_node(self, sym: Symbol) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The parsed `def` of a host function or method symbol."""
+        if not sym.module or not isinstance(sym.obj, FunctionInfo):
+            return None
+        return function_node(self.index, sym.module, sym.obj.line)
