@@ -20,12 +20,15 @@ from ..config import with_code_flags
 from ..errors import PinportError
 from ..findings import ScanResult, Severity
 from ..report import RENDERERS, render
+from ..report.markdown import render_markdown_summary
 from ..report.rules import rule, rule_text, rules
 from ..report.rules import write_docs as write_rule_docs
-from ..report.text import render_text
+from ..report.text import render_statistics, render_text
 from ..scan import scan_models
 from .inputs import input_options, resolve_inputs
+from .options import common_options
 from .progress import progress_reporter
+from .terminal import color_option, make_console, print_report, report_width
 
 EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -66,22 +69,44 @@ def _accept_options(func: Callable) -> Callable:
 def _output_options(func: Callable) -> Callable:
     func = _accept_options(func)
     options = [
-        click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True,
+        click.option("--format", "fmt", type=click.Choice(list(RENDERERS)), default="text", show_default=True,
                      help="report format"),
         click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
                      help="write the report to FILE instead of standard output"),
         click.option("--fail-on", type=click.Choice([s.value for s in Severity]),
                      help="lowest severity that makes the exit code 1 [default: error]"),
-        click.option("--no-progress", is_flag=True, help="no progress bars"),
+        click.option("--min-severity", type=click.Choice([s.value for s in Severity]),
+                     help="show only findings at or above this severity (the exit code still counts all)"),
+        click.option("--status", "statuses", type=click.Choice(["drift", "latent"]), multiple=True,
+                     help="show only drift (introduced by the move) or latent findings (repeatable)"),
+        click.option("--statistics", is_flag=True, help="counts by finding code instead of the findings"),
+        click.option("--summary", "summary_only", is_flag=True,
+                     help="markdown: a compact report that fits a PR comment (tables and one line per finding)"),
+        click.option("--full-report", metavar="URL",
+                     help="markdown --summary: where the full report is (linked from the summary)"),
+        color_option,
     ]
     for option in reversed(options):
         func = option(func)
-    return func
+    return common_options(func)
+
+
+def _shown(result: ScanResult, min_severity: str | None, statuses: tuple[str, ...]) -> ScanResult:
+    """The findings the reader asked to see; the exit code is decided before this."""
+    keep = [f for f in result.findings
+            if (min_severity is None or f.level.rank <= Severity(min_severity).rank)
+            and (not statuses or f.status.value in statuses)]
+    hidden = len(result.findings) - len(keep)
+    if hidden:
+        click.echo(f"pinport: {hidden} findings not shown (--min-severity/--status)", err=True)
+    return replace(result, findings=tuple(keep))
 
 
 def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | None, no_progress: bool,
          select: str, extend_select: str, ignore: str, per_file_ignores: tuple[str, ...],
-         baseline: Path | None, write_baseline: Path | None, show_fixed: bool = False, **inputs: object) -> int:
+         baseline: Path | None, write_baseline: Path | None, min_severity: str | None,
+         statuses: tuple[str, ...], statistics: bool, summary_only: bool, full_report: str | None, color: str,
+         show_fixed: bool = False, **inputs: object) -> int:
     accepted = Baseline.read(baseline) if baseline is not None else None
     with progress_reporter(enabled=not no_progress) as progress:
         resolved = resolve_inputs(progress=progress, **inputs)  # type: ignore[arg-type]
@@ -98,14 +123,25 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
         click.echo(f"pinport: wrote baseline {write_baseline} "
                    f"({len(result.findings) + len(result.baselined)} findings accepted)", err=True)
         result = Baseline(frozenset(f.fingerprint for f in result.findings)).apply(result)
-    color = fmt == "text" and output is None and sys.stdout.isatty()
-    text = render_text(result, color=True) if color else render(result, fmt)
+    code = _exit_code(result, fail_on or resolved.settings.fail_on)
+    shown = _shown(result, min_severity, statuses)
+    console = make_console(color)
+    if statistics:
+        text = render_statistics(shown)
+    elif fmt == "text":
+        text = render_text(shown, width=report_width(console) if output is None else None)
+    elif fmt == "markdown" and summary_only:
+        text = render_markdown_summary(shown, full_report=full_report or "")
+    else:
+        text = render(shown, fmt)
     if output is not None:
         _write(output, text)
-        click.echo(f"pinport: wrote {fmt} report to {output} ({len(result.findings)} findings)", err=True)
+        click.echo(f"pinport: wrote {fmt} report to {output} ({len(shown.findings)} findings)", err=True)
+    elif fmt == "text" or statistics:
+        print_report(text, console)
     else:
         click.echo(text, nl=False)
-    return _exit_code(result, fail_on or resolved.settings.fail_on)
+    return code
 
 
 def _write(path: Path, text: str) -> None:

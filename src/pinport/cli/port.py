@@ -13,6 +13,7 @@ import click
 from ..errors import PinportError
 from ..port import render_port, run_port
 from .inputs import input_options, resolve_inputs
+from .options import common_options
 from .progress import progress_reporter
 
 
@@ -25,7 +26,7 @@ from .progress import progress_reporter
 @click.option("--allow-dirty", "--force", "allow_dirty", is_flag=True,
               help="with --apply: edit even with uncommitted changes or outside git")
 @click.option("--no-diffs", is_flag=True, help="with --apply: list the edits without their diffs")
-@click.option("--no-progress", is_flag=True, help="no progress bars")
+@common_options
 @click.pass_context
 def port_command(ctx: click.Context, write_dir: Path | None, apply_: bool, allow_dirty: bool, no_diffs: bool,
                  no_progress: bool, **inputs: object) -> None:
