@@ -10,12 +10,12 @@ from pinport.report._common import cap_lines, group_by_file, summarize
 
 
 def test_all_is_the_public_api() -> None:
-    assert sorted(report.__all__) == ["RENDERERS", "render", "render_github", "render_json", "render_markdown",
+    assert sorted(report.__all__) == ["RENDERERS", "render", "render_github", "render_html", "render_json", "render_markdown",
                                       "render_sarif", "render_text"]
 
 
 def test_renderers_table_has_every_format() -> None:
-    assert list(report.RENDERERS) == ["text", "json", "sarif", "markdown", "github"]
+    assert list(report.RENDERERS) == ["text", "json", "sarif", "markdown", "github", "html"]
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown"])

@@ -25,12 +25,15 @@ from ..checks import CHECKS, select_checks
 from ..config import Settings, with_code_flags
 from ..errors import PinportError, note_context
 from ..findings import ScanResult, Severity
+from ..port import MergeUnavailable
 from ..report import RENDERERS, render
+from ..report.excerpts import HtmlContext, build_html_context
+from ..report.html import render_html
 from ..report.markdown import render_markdown_summary
 from ..report.rules import rule, rule_text, rules
 from ..report.rules import write_docs as write_rule_docs
 from ..report.text import render_statistics, render_text
-from ..scan import scan_models
+from ..scan import Models, scan_models
 from .inputs import input_options, resolve_inputs
 from .options import common_options
 from .progress import progress_reporter
@@ -151,6 +154,8 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
             text = render_statistics(shown)
         elif fmt == "text":
             text = render_text(shown, width=report_width(console) if output is None else None)
+        elif fmt == "html":
+            text = render_html(shown, _html_context(models, settings, shown))
         elif fmt == "markdown" and summary_only:
             text = render_markdown_summary(shown, full_report=full_report or "")
         else:
@@ -166,6 +171,14 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
     else:
         click.echo(text, nl=False)
     return code
+
+
+def _html_context(models: Models, settings: Settings, result: ScanResult) -> HtmlContext:
+    try:
+        return build_html_context(models, settings, result)
+    except MergeUnavailable as exc:  # no git: the report still shows the code, without merge proposals
+        click.echo(f"pinport: {exc}; the HTML report has no merge proposals", err=True)
+        return build_html_context(models, settings, result, ports=False)
 
 
 def _write(path: Path, text: str) -> None:
