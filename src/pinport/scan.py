@@ -5,7 +5,9 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import sys
 import time
+import types
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -275,3 +277,16 @@ def scan(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Setting
     models = load_models(plugin, old, new, settings, cache=cache, progress=progress)
     result = scan_models(models, settings, checks=checks, strict=strict, extra_checks=extra_checks)
     return ScanResult(**{**result.__dict__, "seconds": time.perf_counter() - started})
+
+
+class _ScanModule(types.ModuleType):
+    """`pinport.scan` is this module and also the documented API: `pinport.scan(plugin, old=..., new=...)`
+    calls pinport.api.scan (the package attribute cannot be both a module and a function otherwise)."""
+
+    def __call__(self, *args: object, **kwargs: object) -> ScanResult:
+        from .api import scan as api_scan
+
+        return api_scan(*args, **kwargs)  # type: ignore[arg-type]
+
+
+sys.modules[__name__].__class__ = _ScanModule

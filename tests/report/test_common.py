@@ -18,14 +18,14 @@ def test_renderers_table_has_every_format() -> None:
     assert list(report.RENDERERS) == ["text", "json", "sarif", "markdown", "github", "html"]
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown", "github", "html"])
 def test_render_is_deterministic_and_ends_in_newline(result, fmt) -> None:
     first = report.render(result, fmt)
     assert first == report.render(result, fmt)
     assert first.endswith("\n")
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown", "github", "html"])
 def test_render_ignores_input_order(result, fmt) -> None:
     shuffled = type(result)(result.plugin_label, result.old_label, result.new_label,
                             tuple(reversed(result.findings)), result.checks,
@@ -33,16 +33,16 @@ def test_render_ignores_input_order(result, fmt) -> None:
     assert report.render(shuffled, fmt) == report.render(result, fmt)
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown", "github", "html"])
 def test_render_handles_no_findings(empty_result, fmt) -> None:
     assert report.render(empty_result, fmt)
 
 
 def test_unknown_format_is_a_config_error_naming_the_known_ones(result) -> None:
     with pytest.raises(ConfigError) as info:
-        report.render(result, "html")
+        report.render(result, "pdf")
     message = str(info.value)
-    assert "html" in message and "sarif" in message and "\n" not in message
+    assert "pdf" in message and "html" in message and "sarif" in message and "\n" not in message
 
 
 def test_group_by_file_sorts_paths_puts_host_wide_last_and_errors_first(result) -> None:

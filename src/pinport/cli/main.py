@@ -21,9 +21,10 @@ import click
 
 from .. import __version__
 from ..accept import Baseline, baseline_document
+from ..api import run_scan
 from ..checks import CHECKS, select_checks
 from ..config import Settings, with_code_flags
-from ..errors import PinportError, note_context
+from ..errors import ConfigError, PinportError, note_context
 from ..findings import ScanResult, Severity
 from ..port import MergeUnavailable
 from ..report import RENDERERS, render
@@ -33,8 +34,8 @@ from ..report.markdown import render_markdown_summary
 from ..report.rules import rule, rule_text, rules
 from ..report.rules import write_docs as write_rule_docs
 from ..report.text import render_statistics, render_text
-from ..scan import Models, scan_models
-from .inputs import input_options, resolve_inputs
+from ..scan import Models
+from .inputs import input_options
 from .options import common_options
 from .progress import progress_reporter
 from .terminal import color_option, make_console, print_report, report_width
@@ -131,22 +132,21 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
     code_flags = {"select": _codes(select), "extend_select": _codes(extend_select), "ignore": _codes(ignore),
                   "per_file_ignores": per_file_ignores}
     with_code_flags(Settings(), **code_flags)
-    accepted = Baseline.read(baseline) if baseline is not None else None
+    specs = dict(inputs)
+    if specs.get("old_spec") and specs.get("old_tree") or specs.get("new_spec") and specs.get("new_tree"):
+        raise ConfigError("give --old or --old-tree (and --new or --new-tree), not both")
     with progress_reporter(enabled=not no_progress) as progress:
-        resolved = resolve_inputs(progress=progress, **inputs)  # type: ignore[arg-type]
-        models = resolved.load_models(progress)
-    settings = with_code_flags(resolved.settings, **code_flags)
-    result = scan_models(models, settings, checks=checks)
-    if accepted is not None:
-        result = accepted.apply(result)
-    if not show_fixed:
-        result = replace(result, fixed=())
+        run = run_scan(specs["plugin_spec"], old=specs["old_spec"] or specs["old_tree"],
+                       new=specs["new_spec"] or specs["new_tree"], cache_dir=specs["cache_dir"],
+                       profile=specs["profile"], host=specs["host"], checks=checks, baseline=baseline,
+                       show_fixed=show_fixed, progress=progress, **code_flags)
+    result, models, settings = run.result, run.models, run.settings
     if write_baseline is not None:
         _write(write_baseline, baseline_document(result))
         click.echo(f"pinport: wrote baseline {write_baseline} "
                    f"({len(result.findings) + len(result.baselined)} findings accepted)", err=True)
         result = Baseline(frozenset(f.fingerprint for f in result.findings)).apply(result)
-    code = _exit_code(result, fail_on or resolved.settings.fail_on)
+    code = _exit_code(result, fail_on or settings.fail_on)
     shown = _shown(result, min_severity, statuses)
     console = make_console(color)
     try:
