@@ -84,3 +84,16 @@ def test_json_of_real_scans_follows_the_documented_schema(real_scan, scan):
     errors = [f"{list(e.absolute_path)}: {e.message}" for e in Draft7Validator(schema).iter_errors(document)]
     assert errors == []
     assert document["format_version"] == 1 and "seconds" not in json.dumps(document["summary"])
+
+
+def test_default_jobs_markdown_summary_fits_a_pr_comment(real_scan):
+    from pinport.report.markdown import render_markdown, render_markdown_summary
+
+    result = real_scan("0.3.0", "0.26.0", "0.33.0", ())
+    summary = render_markdown_summary(result, full_report="https://example.invalid/run/1")
+    assert len(summary) < 60_000 and len(summary) < len(render_markdown(result)) / 2
+    lines = [line for line in summary.splitlines() if line.startswith("- **PP")]
+    assert len(lines) == len(result.findings)  # every finding has its line when it fits
+    assert "\\`" not in summary  # code spans, not escaped backticks
+    errors_first = [line.split()[2] for line in lines[:5]]
+    assert errors_first == ["error"] * 5

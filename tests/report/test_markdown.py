@@ -80,3 +80,15 @@ def test_fixed_section_and_no_findings(result, empty_result) -> None:
     assert "## Fixed by the move" in render_markdown(result)
     out = render_markdown(empty_result)
     assert "No findings." in out and "Fixed by the move" not in out
+
+
+def test_summary_is_cut_to_the_limit_and_links_the_full_report(result) -> None:
+    from pinport.report.markdown import render_markdown_summary
+
+    whole = render_markdown_summary(result, full_report="report.md")
+    assert "Full report with evidence: [report.md](report.md)" in whole
+    assert sum(line.startswith("- **PP") for line in whole.splitlines()) == 4
+    cut = render_markdown_summary(result, full_report="report.md", limit=len(whole) - 50)
+    assert len(cut) <= len(whole) - 50
+    shown = sum(line.startswith("- **PP") for line in cut.splitlines())
+    assert shown < 4 and cut.rstrip().endswith(f"… and {4 - shown} more findings in the full report.")
