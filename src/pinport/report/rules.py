@@ -35,9 +35,11 @@ class Rule:
 
 
 def all_kinds() -> list[Kind]:
-    """Every finding code pinport can emit, ordered by code."""
+    """Every finding code pinport can emit, ordered by code: the checks', the scan's and the gate's."""
+    from pinport.gate.findings import KINDS as GATE_KINDS  # late: the gate package imports the report
+
     kinds = {k.code: k for check in CHECKS for k in check.kinds}
-    kinds.update({k.code: k for k in (PLUGIN_SYNTAX_ERROR, CHECK_CRASHED)})
+    kinds.update({k.code: k for k in (PLUGIN_SYNTAX_ERROR, CHECK_CRASHED, *GATE_KINDS)})
     return [kinds[c] for c in sorted(kinds)]
 
 
