@@ -36,7 +36,8 @@ class Rule:
 
 def all_kinds() -> list[Kind]:
     """Every finding code pinport can emit, ordered by code: the checks', the scan's and the gate's."""
-    from pinport.gate.findings import KINDS as GATE_KINDS  # late: the gate package imports the report
+    # late: the gate package imports the report
+    from pinport.gate.findings import KINDS as GATE_KINDS
 
     kinds = {k.code: k for check in CHECKS for k in check.kinds}
     kinds.update({k.code: k for k in (PLUGIN_SYNTAX_ERROR, CHECK_CRASHED, *GATE_KINDS)})
