@@ -37,7 +37,7 @@ def run_scan(plugin: str | Path | None = None, *, old: str | Path | None = None,
              cache_dir: str | Path | None = None, profile: str | None = None, host: str | None = None,
              checks: tuple[str, ...] = (), select: tuple[str, ...] = (), extend_select: tuple[str, ...] = (),
              ignore: tuple[str, ...] = (), per_file_ignores: tuple[str, ...] = (),
-             baseline: str | Path | None = None, show_fixed: bool = False,
+             baseline: str | Path | None = None, show_fixed: bool = False, verify_cache: bool = False,
              progress: ProgressFn = no_progress) -> ScanRun:
     """`scan`, keeping the models (the CLI renders HTML excerpts and port proposals from them)."""
     accepted = Baseline.read(Path(baseline)) if baseline is not None else None
@@ -45,7 +45,7 @@ def run_scan(plugin: str | Path | None = None, *, old: str | Path | None = None,
                             old_spec=str(old) if old is not None else None,
                             new_spec=str(new) if new is not None else None, old_tree=None, new_tree=None,
                             profile=profile, host=host, cache_dir=Path(cache_dir) if cache_dir else None,
-                            progress=progress)
+                            progress=progress, verify_cache=verify_cache)
     models = inputs.load_models(progress)
     settings = with_code_flags(inputs.settings, select=select, extend_select=extend_select, ignore=ignore,
                                per_file_ignores=per_file_ignores)
@@ -61,15 +61,16 @@ def scan(plugin: str | Path | None = None, *, old: str | Path | None = None, new
          cache_dir: str | Path | None = None, profile: str | None = None, host: str | None = None,
          checks: tuple[str, ...] = (), select: tuple[str, ...] = (), extend_select: tuple[str, ...] = (),
          ignore: tuple[str, ...] = (), per_file_ignores: tuple[str, ...] = (),
-         baseline: str | Path | None = None, show_fixed: bool = False,
+         baseline: str | Path | None = None, show_fixed: bool = False, verify_cache: bool = False,
          progress: ProgressFn = no_progress) -> ScanResult:
     """Scan `plugin` against host `old` and `new`, as `pinport scan` does; no argument: the default job.
 
     `old` defaults to the plugin's own pin, `new` to the newest release. `select`, `ignore`, ... are
     codes or prefixes as in `[tool.pinport]` (added to the plugin's settings; `select` replaces),
-    `per_file_ignores` entries are "GLOB:CODES", `baseline` a file from `--write-baseline`.
+    `per_file_ignores` entries are "GLOB:CODES", `baseline` a file from `--write-baseline`;
+    `verify_cache` hashes every cached file instead of trusting unchanged sizes and times.
     Raises pinport.errors.PinportError (one line of text) for bad input.
     """
     return run_scan(plugin, old=old, new=new, cache_dir=cache_dir, profile=profile, host=host, checks=checks,
                     select=select, extend_select=extend_select, ignore=ignore, per_file_ignores=per_file_ignores,
-                    baseline=baseline, show_fixed=show_fixed, progress=progress).result
+                    baseline=baseline, show_fixed=show_fixed, verify_cache=verify_cache, progress=progress).result

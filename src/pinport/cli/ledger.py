@@ -112,7 +112,7 @@ def ledger_command(
     try:
         settings = load_settings(repo) if repo.is_dir() else Settings()
         cache = Cache(cache_dir)
-        index_cache = IndexCache(cache.path("index", "summaries.sqlite"))
+        index_cache = IndexCache.in_cache(cache)
         with progress_reporter(enabled=not no_progress) as progress:
             host: HostSources | None = None
             if host_check:

@@ -139,7 +139,8 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
         run = run_scan(specs["plugin_spec"], old=specs["old_spec"] or specs["old_tree"],
                        new=specs["new_spec"] or specs["new_tree"], cache_dir=specs["cache_dir"],
                        profile=specs["profile"], host=specs["host"], checks=checks, baseline=baseline,
-                       show_fixed=show_fixed, progress=progress, **code_flags)
+                       show_fixed=show_fixed, verify_cache=bool(specs.get("verify_cache")), progress=progress,
+                       **code_flags)
     result, models, settings = run.result, run.models, run.settings
     if write_baseline is not None:
         _write(write_baseline, baseline_document(result))

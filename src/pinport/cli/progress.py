@@ -24,7 +24,7 @@ from rich.progress import (
 from rich.table import Column
 from rich.text import Text
 
-from ..sources.progress import ProgressFn
+from ..sources.progress import NOTICE, ProgressFn
 
 DESCRIPTION_WIDTH = 26
 BYTES_PREFIXES = ("downloading",)  # sources describe byte streams so; everything else counts files
@@ -70,12 +70,16 @@ def progress_reporter(*, enabled: bool = True, console: Console | None = None) -
     """A ProgressFn that draws one bar per description; silent when disabled or not on a terminal."""
     interactive = console.is_terminal if console is not None else sys.stderr.isatty()
     if not enabled or not interactive:
-        yield lambda description, completed, total: None
+        yield lambda description, completed, total: (
+            print(f"pinport: {description}", file=sys.stderr, flush=True) if completed == NOTICE else None)
         return
     bars = make_bars(console or Console(stderr=True))
     tasks: dict[str, TaskID] = {}
 
     def report(description: str, completed: int, total: int | None) -> None:
+        if completed == NOTICE:
+            bars.console.print(f"pinport: {description}", markup=False, highlight=False)
+            return
         if description not in tasks:
             tasks[description] = bars.add_task(_short(description), total=total, unit=_unit(description))
         bars.update(tasks[description], completed=completed, total=total)
