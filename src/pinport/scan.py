@@ -5,7 +5,9 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import sys
 import time
+import types
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -211,17 +213,38 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
     fixed = [f.with_status(Status.FIXED) for f in on_old if f.identity not in on_new_ids]
     for index in (plugin.index, models.old.index, models.new.index):
         index.flush()  # summaries built on demand go to the cache for the next run
+    prefix = repository_prefix(plugin.index.tree)
+    findings = [_in_repository(f, prefix) for f in findings]
+    fixed = [_in_repository(f, prefix) for f in fixed]
     result = ScanResult(
         plugin_label=plugin.label, old_label=models.old.label, new_label=models.new.label,
         findings=tuple(sorted(findings, key=Finding.sort_key)),
         checks=tuple(c.name for c in selected), files_scanned=len(plugin.modules),
         seconds=time.perf_counter() - started, fixed=tuple(sorted(fixed, key=Finding.sort_key)))
-    return accept_findings(result, settings, _line_reader(plugin))
+    return accept_findings(result, settings, _line_reader(plugin, prefix))
 
 
-def _line_reader(plugin: PluginModel) -> Callable[[str, int], str]:
+def repository_prefix(tree: SourceTree) -> str:
+    """What turns a path under the import root into one under the project root: "src/" for a
+    `src/` layout, "" otherwise (so reports, baselines and SARIF name files as the repository does)."""
+    if tree.project_root is None:
+        return ""
+    try:
+        rel = tree.root.resolve().relative_to(tree.project_root.resolve()).as_posix()
+    except ValueError:
+        return ""
+    return "" if rel == "." else rel + "/"
+
+
+def _in_repository(f: Finding, prefix: str) -> Finding:
+    if not prefix or f.plugin is None:
+        return f
+    return replace(f, plugin=replace(f.plugin, path=prefix + f.plugin.path))
+
+
+def _line_reader(plugin: PluginModel, prefix: str) -> Callable[[str, int], str]:
     """`line_of(path, line)` over the plugin's own files, for inline `# pinport: ignore` comments."""
-    modules = {path: module for module, path in plugin.index.paths.items()}
+    modules = {prefix + path: module for module, path in plugin.index.paths.items()}
 
     def line_of(path: str, line: int) -> str:
         module = modules.get(path)
@@ -276,3 +299,16 @@ def scan(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Setting
     models = load_models(plugin, old, new, settings, cache=cache, progress=progress)
     result = scan_models(models, settings, checks=checks, strict=strict, extra_checks=extra_checks)
     return ScanResult(**{**result.__dict__, "seconds": time.perf_counter() - started})
+
+
+class _ScanModule(types.ModuleType):
+    """`pinport.scan` is this module and also the documented API: `pinport.scan(plugin, old=..., new=...)`
+    calls pinport.api.scan (the package attribute cannot be both a module and a function otherwise)."""
+
+    def __call__(self, *args: object, **kwargs: object) -> ScanResult:
+        from .api import scan as api_scan
+
+        return api_scan(*args, **kwargs)  # type: ignore[arg-type]
+
+
+sys.modules[__name__].__class__ = _ScanModule

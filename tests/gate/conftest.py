@@ -199,13 +199,13 @@ def wheelhouse(tmp_path_factory) -> Path:
 def host_envs(tmp_path_factory, wheelhouse):
     """version -> GateEnv: tinyhost installed by make_env into a cache of the test's own."""
     cache = Cache(tmp_path_factory.mktemp("cache"))
-    patch = pytest.MonkeyPatch()
-    patch.setenv("PIP_NO_INDEX", "1")
-    patch.setenv("PIP_FIND_LINKS", str(wheelhouse))
-    try:
-        yield {version: make_env("tinyhost", version, cache=cache) for version in HOST}, cache
-    finally:
-        patch.undo()
+    # pip's index is switched off only while these envs are built: pinport honours PIP_NO_INDEX too,
+    # and a session-wide setting would hide the package index from every later real-release test.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PIP_NO_INDEX", "1")
+        patch.setenv("PIP_FIND_LINKS", str(wheelhouse))
+        envs = {version: make_env("tinyhost", version, cache=cache) for version in HOST}
+    yield envs, cache
 
 
 @pytest.fixture

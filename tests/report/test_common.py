@@ -10,21 +10,21 @@ from pinport.report._common import cap_lines, group_by_file, summarize
 
 
 def test_all_is_the_public_api() -> None:
-    assert sorted(report.__all__) == ["RENDERERS", "render", "render_json", "render_markdown",
+    assert sorted(report.__all__) == ["RENDERERS", "render", "render_github", "render_html", "render_json", "render_markdown",
                                       "render_sarif", "render_text"]
 
 
-def test_renderers_table_has_the_four_formats() -> None:
-    assert list(report.RENDERERS) == ["text", "json", "sarif", "markdown"]
+def test_renderers_table_has_every_format() -> None:
+    assert list(report.RENDERERS) == ["text", "json", "sarif", "markdown", "github", "html"]
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown", "github", "html"])
 def test_render_ends_in_newline(result, fmt) -> None:
     # determinism is tested across processes: tests/integration/test_determinism.py
     assert report.render(result, fmt).endswith("\n")
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown", "github", "html"])
 def test_render_ignores_input_order(result, fmt) -> None:
     shuffled = type(result)(result.plugin_label, result.old_label, result.new_label,
                             tuple(reversed(result.findings)), result.checks,
@@ -32,16 +32,16 @@ def test_render_ignores_input_order(result, fmt) -> None:
     assert report.render(shuffled, fmt) == report.render(result, fmt)
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown", "github", "html"])
 def test_render_handles_no_findings(empty_result, fmt) -> None:
     assert report.render(empty_result, fmt)
 
 
 def test_unknown_format_is_a_config_error_naming_the_known_ones(result) -> None:
     with pytest.raises(ConfigError) as info:
-        report.render(result, "html")
+        report.render(result, "pdf")
     message = str(info.value)
-    assert "html" in message and "sarif" in message and "\n" not in message
+    assert "pdf" in message and "html" in message and "sarif" in message and "\n" not in message
 
 
 def test_group_by_file_sorts_paths_puts_host_wide_last_and_errors_first(result) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pinport.findings import Location
+from pinport.findings import Kind, Location, Severity
 from pinport.report.markdown import render_markdown
 
 
@@ -22,32 +22,40 @@ def test_summary_tables(result) -> None:
     assert "| `mirrors` | 0 |" in out
 
 
-def test_one_section_per_file_then_host_wide(result) -> None:
+def test_drift_before_latent_then_files_worst_first(result) -> None:
     out = render_markdown(result)
-    first = out.index("### `arctic_inference/utils.py`")
-    second = out.index("### `arctic_inference/vllm/model_runner.py`")
-    assert first < second < out.index("### Host-wide")
+    order = [out.index(h) for h in ("### Drift: introduced by the move (3)",
+                                     "#### `arctic_inference/vllm/model_runner.py` (2)", "#### Host-wide (1)",
+                                     "### Latent: already broken on OLD (1)", "#### `arctic_inference/utils.py` (1)")]
+    assert order == sorted(order)
 
 
-def test_finding_row(result) -> None:
-    row = next(line for line in render_markdown(result).splitlines() if "`PP0201`" in line)
-    cells = [c.strip() for c in row.strip("|").split(" | ")]
-    assert cells[:5] == ["`PP0201`", "error", "drift", "#2", "`arctic_inference/vllm/model_runner.py:42`"]
-    assert cells[7] == "`vllm/v1/worker/gpu_model_runner.py:1800`"
-    assert cells[8] == "`vllm/v1/worker/gpu_model_runner.py:1850`"
-    assert "spec" in cells[9]
+def test_finding_block(result) -> None:
+    lines = render_markdown(result).splitlines()
+    start = lines.index("- **PP0201** error · drift · #2 — `arctic_inference/vllm/model_runner.py:42` "
+                        "in `GPUModelRunnerPatch._bookkeeping_sync`")
+    assert lines[start + 1:start + 5] == [
+        "  \\_bookkeeping\\_sync lost parameter spec\\_decode\\_metadata",
+        "  OLD host: `vllm/v1/worker/gpu_model_runner.py:1800`",
+        "  NEW host: `vllm/v1/worker/gpu_model_runner.py:1850`",
+        "  fix: drop spec\\_decode\\_metadata from the override"]
 
 
-def test_pipes_and_backticks_are_escaped(one_finding) -> None:
+def test_quoted_names_become_real_code_spans(one_finding) -> None:
     out = render_markdown(one_finding(
-        args={"name": "a|b", "module": "__init__"},
+        kind=Kind("PP0401", "ModuleMissing", "`{name}` moved to `{module}` (a|b)", Severity.ERROR, 4, "imports"),
+        args={"name": "x.__init__", "module": "a*b"},
         plugin=Location("p.py", 1, 0, "f`g|h", ""),
-        suggestion="use `x | y`"))
-    row = next(line for line in out.splitlines() if "`PP0401`" in line)
-    assert "a\\|b moved to \\_\\_init\\_\\_" in row
-    assert "``f`g\\|h``" in row
-    assert "use \\`x \\| y\\`" in row
-    assert row.count(" | ") == 9  # exactly ten cells: no stray pipe split a cell
+        suggestion="use `x | y` instead"))
+    assert "  `x.__init__` moved to `a*b` (a\\|b)" in out.splitlines()
+    assert "in ``f`g|h``" in out
+    assert "  fix: use `x | y` instead" in out.splitlines()
+    assert "\\`" not in out  # no escaped backticks anywhere
+
+
+def test_tables_are_narrow(result) -> None:
+    tables = [line for line in render_markdown(result).splitlines() if line.startswith("|")]
+    assert tables and max(line.count(" | ") + 1 for line in tables) <= 4
 
 
 def test_details_block_with_diff_fence(result) -> None:
@@ -72,3 +80,15 @@ def test_fixed_section_and_no_findings(result, empty_result) -> None:
     assert "## Fixed by the move" in render_markdown(result)
     out = render_markdown(empty_result)
     assert "No findings." in out and "Fixed by the move" not in out
+
+
+def test_summary_is_cut_to_the_limit_and_links_the_full_report(result) -> None:
+    from pinport.report.markdown import render_markdown_summary
+
+    whole = render_markdown_summary(result, full_report="report.md")
+    assert "Full report with evidence: [report.md](report.md)" in whole
+    assert sum(line.startswith("- **PP") for line in whole.splitlines()) == 4
+    cut = render_markdown_summary(result, full_report="report.md", limit=len(whole) - 50)
+    assert len(cut) <= len(whole) - 50
+    shown = sum(line.startswith("- **PP") for line in cut.splitlines())
+    assert shown < 4 and cut.rstrip().endswith(f"… and {4 - shown} more findings in the full report.")

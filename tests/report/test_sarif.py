@@ -55,7 +55,7 @@ def test_plugin_location_is_relative_and_one_based(result) -> None:
     res = _by_rule(_run(result))["PP0201"]
     physical = res["locations"][0]["physicalLocation"]
     assert physical["artifactLocation"] == {"uri": "arctic_inference/vllm/model_runner.py",
-                                            "uriBaseId": "PLUGIN"}
+                                            "uriBaseId": "%SRCROOT%"}
     assert physical["region"] == {"startLine": 42, "startColumn": 5}  # column 4 is 0-based
     assert res["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == (
         "GPUModelRunnerPatch._bookkeeping_sync")
@@ -101,8 +101,8 @@ def test_fingerprints_and_properties(result) -> None:
 
 def test_uri_base_ids_name_the_labels(result) -> None:
     bases = _run(result)["originalUriBaseIds"]
-    assert set(bases) == {"PLUGIN", "HOST_OLD", "HOST_NEW"}
-    assert "arctic-inference@main" in bases["PLUGIN"]["description"]["text"]
+    assert set(bases) == {"%SRCROOT%", "HOST_OLD", "HOST_NEW"}
+    assert "arctic-inference@main" in bases["%SRCROOT%"]["description"]["text"]
     assert "vllm 0.26.0" in bases["HOST_OLD"]["description"]["text"]
     assert "vllm 0.27.0" in bases["HOST_NEW"]["description"]["text"]
 
@@ -116,3 +116,21 @@ def test_fixed_findings_are_not_results(result) -> None:
     run = _run(result)
     assert all(r["properties"]["status"] != "fixed" for r in run["results"])
     assert run["properties"]["summary"]["fixed"] == 1
+
+
+def test_valid_against_the_official_schema(result) -> None:
+    from sarif_schema import sarif_errors
+
+    assert sarif_errors(json.loads(render_sarif(result))) == []
+
+
+def test_rules_carry_help_and_a_filled_description(result) -> None:
+    from pinport.report.rules import rule
+
+    for entry in _run(result)["tool"]["driver"]["rules"]:
+        documented = rule(entry["id"])
+        assert entry["fullDescription"]["text"] == documented.summary and "{" not in documented.summary
+        assert entry["help"]["text"].startswith(f"{entry['id']} ")
+        assert "## Why it breaks" in entry["help"]["markdown"] and "```python" in entry["help"]["markdown"]
+        assert entry["helpUri"].endswith(f"/docs/rules/{entry['id']}.md")
+    assert _run(result)["tool"]["driver"]["informationUri"].startswith("https://")

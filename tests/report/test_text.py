@@ -12,11 +12,11 @@ def test_header_names_the_three_inputs_old_before_new(result) -> None:
     assert header.index("vllm 0.26.0") < header.index("vllm 0.27.0")
 
 
-def test_groups_by_file_with_host_wide_last(result) -> None:
+def test_drift_before_latent_then_files_worst_first_host_wide_last(result) -> None:
     lines = render_text(result).splitlines()
-    headers = [line for line in lines if line and not line.startswith(" ") and ":" not in line]
-    assert headers[:3] == ["arctic_inference/utils.py", "arctic_inference/vllm/model_runner.py",
-                           "host-wide"]
+    headers = [line for line in lines if line and not line.startswith((" ", "pinport:"))][:5]
+    assert headers == ["drift: introduced by the move (3)", "arctic_inference/vllm/model_runner.py", "host-wide",
+                       "latent: already broken on OLD (1)", "arctic_inference/utils.py"]
 
 
 def test_errors_come_before_warnings_within_a_file(result) -> None:
@@ -62,12 +62,28 @@ def test_no_findings(empty_result) -> None:
     assert "no findings" in render_text(empty_result)
 
 
-def test_color_is_off_by_default_and_plain_ansi_when_on(result) -> None:
-    assert "\x1b[" not in render_text(result)
-    colored = render_text(result, color=True)
-    assert "\x1b[31merror\x1b[0m" in colored
-    assert "\x1b[33mwarning\x1b[0m" in colored
-    assert "\x1b[34minfo\x1b[0m" in colored
+def test_plain_text_without_width_is_not_wrapped(result) -> None:
+    out = render_text(result)
+    assert "\x1b[" not in out
+    assert max(len(line) for line in out.splitlines()) > 80
+
+
+def test_long_lines_fold_to_the_width_under_their_indent(result) -> None:
+    out = render_text(result, width=60)
+    lines = out.splitlines()
+    assert all(len(line) <= 60 for line in lines if " " in line.strip())
+    start = next(i for i, line in enumerate(lines) if line.startswith("      NEW host: vllm/v1/worker/gpu_model_runner"))
+    assert lines[start + 1].startswith("          ") and lines[start + 1].strip() == "_bookkeeping_sync(self, out):"
+    assert " ".join(out.split()) == " ".join(render_text(result).split())  # folding only
+
+
+def test_statistics_counts_by_code(result) -> None:
+    from pinport.report.text import render_statistics
+
+    lines = render_statistics(result).splitlines()
+    assert lines[-1].startswith("    4  total")
+    assert len(lines) == 5 and all(line[:5].strip() == "1" for line in lines[:4])
+    assert "    1  PP0201  error    1 drift                 ParameterRemoved" in lines
 
 
 def test_control_characters_in_source_are_escaped(one_finding) -> None:

@@ -59,6 +59,10 @@ def test_pip_environment(monkeypatch):
         "PIP_TIMEOUT",
         "PIP_DEFAULT_TIMEOUT",
         "PIP_PROXY",
+        "PIP_FIND_LINKS",
+        "PIP_NO_INDEX",
+        "PIP_TRUSTED_HOST",
+        "PIP_CLIENT_CERT",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PIP_INDEX_URL", "https://env.example.invalid/simple")

@@ -6,7 +6,6 @@ failing severity, 1 a step failed or findings, 2 bad input or no usable environm
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -18,6 +17,7 @@ from ..report import RENDERERS
 from ..scan import scan_models
 from .inputs import input_options, resolve_inputs
 from .progress import progress_reporter
+from .terminal import make_console, print_report, report_width
 
 _PIP_SHOWN = ("Collecting", "Downloading", "Installing", "Successfully", "creating", "rebuilding", "waiting")
 
@@ -68,8 +68,8 @@ def gate_command(ctx: click.Context, make_env_: bool, python: str | None, fmt: s
     except PinportError as exc:
         click.echo(f"pinport: error: {exc}", err=True)
         ctx.exit(2)
-    color = fmt == "text" and output is None and sys.stdout.isatty()
-    text = render_gate(result, fmt, color=color)
+    console = make_console()
+    text = render_gate(result, fmt, width=report_width(console) if fmt == "text" and output is None else None)
     if output is not None:
         try:
             output.write_text(text, encoding="utf-8")
@@ -77,6 +77,8 @@ def gate_command(ctx: click.Context, make_env_: bool, python: str | None, fmt: s
             click.echo(f"pinport: error: cannot write {output}: {exc.strerror}", err=True)
             ctx.exit(2)
         click.echo(f"pinport: wrote {fmt} gate report to {output} ({len(result.report.findings)} findings)", err=True)
+    elif fmt == "text":
+        print_report(text, console)  # colour as rich decides (NO_COLOR, FORCE_COLOR, TERM=dumb)
     else:
         click.echo(text, nl=False)
     threshold = Severity(fail_on or settings.fail_on).rank

@@ -26,6 +26,7 @@ from ..sources import (
     load_plugin,
 )
 from ..sources.progress import ProgressFn
+from .options import cache_dir_option
 
 # The built-in default job: the newest ArcticInference release against the newest vLLM it was
 # not yet ported to. Fixed versions, so the default run is reproducible.
@@ -70,8 +71,7 @@ def input_options(func: Callable) -> Callable:
         click.option("--new-tree", "new_tree", type=click.Path(), help="host NEW from a directory (alias of --new DIR)"),
         click.option("--profile", help="built-in settings profile (e.g. arctic_inference)"),
         click.option("--host", "host", help="host package import name [default: vllm]"),
-        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-                     help="where releases and the index are cached [default: the user cache]"),
+        cache_dir_option,
         click.option("--verify-cache", is_flag=True,
                      help="hash every cached file and corpus, not only those whose size or mtime changed"),
     ]

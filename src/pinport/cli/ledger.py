@@ -15,6 +15,7 @@ from ..ledger.render import render_json, render_markdown, render_text
 from ..model.index import IndexCache
 from ..pins import ReadFile
 from ..sources import Cache
+from .options import cache_options
 from .progress import progress_reporter
 
 _RENDER = {"text": render_text, "json": render_json, "markdown": render_markdown}
@@ -91,6 +92,7 @@ def _auto_probes(derive: SurfaceProbes) -> AutoProbes:
     show_default=True,
     help="Text format: longest value shown per cell.",
 )
+@cache_options
 @click.pass_context
 def ledger_command(
     ctx: click.Context,
@@ -103,13 +105,15 @@ def ledger_command(
     auto: bool,
     host_check: bool,
     cell_width: int,
+    cache_dir: Path | None,
+    no_progress: bool,
 ) -> None:
     """Compare probe values across every pin the plugin had; exit 1 when a flag is raised."""
     try:
         settings = load_settings(repo) if repo.is_dir() else Settings()
-        cache = Cache()
+        cache = Cache(cache_dir)
         index_cache = IndexCache.in_cache(cache)
-        with progress_reporter() as progress:
+        with progress_reporter(enabled=not no_progress) as progress:
             host: HostSources | None = None
             if host_check:
                 host = registry_host(

@@ -21,15 +21,24 @@ import click
 
 from .. import __version__
 from ..accept import Baseline, baseline_document
+from ..api import run_scan
 from ..checks import CHECKS, select_checks
 from ..config import Settings, with_code_flags
-from ..errors import PinportError, note_context
+from ..errors import ConfigError, PinportError, note_context
 from ..findings import ScanResult, Severity
+from ..port import MergeUnavailable
 from ..report import RENDERERS, render
-from ..report.text import render_text
-from ..scan import scan_models
-from .inputs import input_options, resolve_inputs
+from ..report.excerpts import HtmlContext, build_html_context
+from ..report.html import render_html
+from ..report.markdown import render_markdown_summary
+from ..report.rules import rule, rule_text, rules
+from ..report.rules import write_docs as write_rule_docs
+from ..report.text import render_statistics, render_text
+from ..scan import Models
+from .inputs import input_options
+from .options import common_options
 from .progress import progress_reporter
+from .terminal import color_option, make_console, print_report, report_width
 
 EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 
@@ -65,17 +74,37 @@ def _accept_options(func: Callable) -> Callable:
 def _output_options(func: Callable) -> Callable:
     func = _accept_options(func)
     options = [
-        click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True,
+        click.option("--format", "fmt", type=click.Choice(list(RENDERERS)), default="text", show_default=True,
                      help="report format"),
         click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
                      help="write the report to FILE instead of standard output"),
         click.option("--fail-on", type=click.Choice([s.value for s in Severity]),
                      help="lowest severity that makes the exit code 1 [default: error]"),
-        click.option("--no-progress", is_flag=True, help="no progress bars"),
+        click.option("--min-severity", type=click.Choice([s.value for s in Severity]),
+                     help="show only findings at or above this severity (the exit code still counts all)"),
+        click.option("--status", "statuses", type=click.Choice(["drift", "latent"]), multiple=True,
+                     help="show only drift (introduced by the move) or latent findings (repeatable)"),
+        click.option("--statistics", is_flag=True, help="counts by finding code instead of the findings"),
+        click.option("--summary", "summary_only", is_flag=True,
+                     help="markdown: a compact report that fits a PR comment (tables and one line per finding)"),
+        click.option("--full-report", metavar="URL",
+                     help="markdown --summary: where the full report is (linked from the summary)"),
+        color_option,
     ]
     for option in reversed(options):
         func = option(func)
-    return func
+    return common_options(func)
+
+
+def _shown(result: ScanResult, min_severity: str | None, statuses: tuple[str, ...]) -> ScanResult:
+    """The findings the reader asked to see; the exit code is decided before this."""
+    keep = [f for f in result.findings
+            if (min_severity is None or f.level.rank <= Severity(min_severity).rank)
+            and (not statuses or f.status.value in statuses)]
+    hidden = len(result.findings) - len(keep)
+    if hidden:
+        click.echo(f"pinport: {hidden} findings not shown (--min-severity/--status)", err=True)
+    return replace(result, findings=tuple(keep))
 
 
 def check_output_path(output: Path | None) -> None:
@@ -93,7 +122,9 @@ def check_output_path(output: Path | None) -> None:
 
 def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | None, no_progress: bool,
          select: str, extend_select: str, ignore: str, per_file_ignores: tuple[str, ...],
-         baseline: Path | None, write_baseline: Path | None, show_fixed: bool = False, **inputs: object) -> int:
+         baseline: Path | None, write_baseline: Path | None, min_severity: str | None,
+         statuses: tuple[str, ...], statistics: bool, summary_only: bool, full_report: str | None, color: str,
+         show_fixed: bool = False, **inputs: object) -> int:
     # bad input is said before anything is fetched: output files, check names, codes, the baseline
     check_output_path(output)
     check_output_path(write_baseline)
@@ -101,33 +132,54 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
     code_flags = {"select": _codes(select), "extend_select": _codes(extend_select), "ignore": _codes(ignore),
                   "per_file_ignores": per_file_ignores}
     with_code_flags(Settings(), **code_flags)
-    accepted = Baseline.read(baseline) if baseline is not None else None
+    specs = dict(inputs)
+    if specs.get("old_spec") and specs.get("old_tree") or specs.get("new_spec") and specs.get("new_tree"):
+        raise ConfigError("give --old or --old-tree (and --new or --new-tree), not both")
     with progress_reporter(enabled=not no_progress) as progress:
-        resolved = resolve_inputs(progress=progress, **inputs)  # type: ignore[arg-type]
-        models = resolved.load_models(progress)
-    settings = with_code_flags(resolved.settings, **code_flags)
-    result = scan_models(models, settings, checks=checks)
-    if accepted is not None:
-        result = accepted.apply(result)
-    if not show_fixed:
-        result = replace(result, fixed=())
+        run = run_scan(specs["plugin_spec"], old=specs["old_spec"] or specs["old_tree"],
+                       new=specs["new_spec"] or specs["new_tree"], cache_dir=specs["cache_dir"],
+                       profile=specs["profile"], host=specs["host"], checks=checks, baseline=baseline,
+                       show_fixed=show_fixed, verify_cache=bool(specs.get("verify_cache")), progress=progress,
+                       **code_flags)
+    result, models, settings = run.result, run.models, run.settings
     if write_baseline is not None:
         _write(write_baseline, baseline_document(result))
         click.echo(f"pinport: wrote baseline {write_baseline} "
                    f"({len(result.findings) + len(result.baselined)} findings accepted)", err=True)
         result = Baseline(frozenset(f.fingerprint for f in result.findings)).apply(result)
-    color = fmt == "text" and output is None and sys.stdout.isatty()
+    code = _exit_code(result, fail_on or settings.fail_on)
+    shown = _shown(result, min_severity, statuses)
+    console = make_console(color)
     try:
-        text = render_text(result, color=True) if color else render(result, fmt)
+        if statistics:
+            text = render_statistics(shown)
+        elif fmt == "text":
+            text = render_text(shown, width=report_width(console) if output is None else None)
+        elif fmt == "html":
+            text = render_html(shown, _html_context(models, settings, shown))
+        elif fmt == "markdown" and summary_only:
+            text = render_markdown_summary(shown, full_report=full_report or "")
+        else:
+            text = render(shown, fmt)
     except Exception as exc:
         note_context(exc, f"rendering the {fmt} report")
         raise
     if output is not None:
         _write(output, text)
-        click.echo(f"pinport: wrote {fmt} report to {output} ({len(result.findings)} findings)", err=True)
+        click.echo(f"pinport: wrote {fmt} report to {output} ({len(shown.findings)} findings)", err=True)
+    elif fmt == "text" or statistics:
+        print_report(text, console)
     else:
         click.echo(text, nl=False)
-    return _exit_code(result, fail_on or resolved.settings.fail_on)
+    return code
+
+
+def _html_context(models: Models, settings: Settings, result: ScanResult) -> HtmlContext:
+    try:
+        return build_html_context(models, settings, result)
+    except MergeUnavailable as exc:  # no git: the report still shows the code, without merge proposals
+        click.echo(f"pinport: {exc}; the HTML report has no merge proposals", err=True)
+        return build_html_context(models, settings, result, ports=False)
 
 
 def _write(path: Path, text: str) -> None:
@@ -181,6 +233,24 @@ def list_checks() -> None:
         click.echo(f"{check.name:<14} {numbers:<14} {check.description}")
         for kind in check.kinds:
             click.echo(f"    {kind.code}  {kind.severity.value:<7} {kind.name}")
+
+
+@cli.command("rule")
+@click.argument("code", required=False)
+@click.option("--all", "all_", is_flag=True, help="every code, one line each")
+@click.option("--write-docs", type=click.Path(file_okay=False, path_type=Path), metavar="DIR", hidden=True,
+              help="regenerate DIR/rules/ (the repository's docs) from the rule texts")
+def rule_command(code: str | None, all_: bool, write_docs: Path | None) -> None:
+    """Explain a finding code: what it means, why it breaks, an example, how to fix it."""
+    if write_docs is not None:
+        for rel in write_rule_docs(write_docs):
+            click.echo(f"pinport: wrote {write_docs / rel}", err=True)
+        return
+    if code is None or all_:
+        for r in rules().values():
+            click.echo(f"{r.kind.code}  {r.kind.name:<32} {r.summary}")
+        return
+    click.echo(rule_text(rule(code)), nl=False)
 
 
 def _register_optional_commands() -> None:

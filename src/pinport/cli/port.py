@@ -14,6 +14,7 @@ import click
 from ..errors import PinportError
 from ..port import UNVERIFIED, port_json, port_markdown, render_port, run_port
 from .inputs import input_options, resolve_inputs
+from .options import common_options
 from .progress import progress_reporter
 
 
@@ -28,7 +29,7 @@ from .progress import progress_reporter
 @click.option("--no-diffs", is_flag=True, help="with --apply: list the edits without their diffs")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
               help="the report: text, Markdown (for the rebase PR) or JSON")
-@click.option("--no-progress", is_flag=True, help="no progress bars")
+@common_options
 @click.pass_context
 def port_command(ctx: click.Context, write_dir: Path | None, apply_: bool, allow_dirty: bool, no_diffs: bool,
                  fmt: str, no_progress: bool, **inputs: object) -> None:

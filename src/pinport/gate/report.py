@@ -40,15 +40,16 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_gate(result: GateResult, fmt: str, *, color: bool = False) -> str:
-    """The whole gate report: steps first, then the findings (static and dynamic, joined)."""
+def render_gate(result: GateResult, fmt: str, *, width: int | None = None) -> str:
+    """The whole gate report: steps first, then the findings (static and dynamic, joined);
+    `width` folds the text report's long lines (the CLI passes the terminal's)."""
     if fmt == "text":
         head = [f"pinport gate: {result.env.python} ({result.report.new_label})"]
         for step in result.steps:
             head += step_lines(step)
         verdict = "FAIL" if result.failed else "PASS"
         head.append(f"gate: {verdict} in {result.seconds:.1f}s")
-        return "\n".join(head) + "\n\n" + render_text(result.report, color=color)
+        return "\n".join(head) + "\n\n" + render_text(result.report, width=width)
     body = render(result.report, fmt)
     if fmt == "json":
         document = json.loads(body)

@@ -6,12 +6,14 @@ from collections.abc import Callable
 
 from pinport.errors import ConfigError
 from pinport.findings import ScanResult
+from pinport.report.github import render_github
+from pinport.report.html import render_html
 from pinport.report.json import render_json
 from pinport.report.markdown import render_markdown
 from pinport.report.sarif import render_sarif
 from pinport.report.text import render_text
 
-__all__ = ["RENDERERS", "render", "render_json", "render_markdown", "render_sarif", "render_text"]
+__all__ = ["RENDERERS", "render", "render_github", "render_html", "render_json", "render_markdown", "render_sarif", "render_text"]
 
 # Format name -> pure renderer. Each returns the whole document ending in a newline and prints nothing.
 RENDERERS: dict[str, Callable[[ScanResult], str]] = {
@@ -19,6 +21,8 @@ RENDERERS: dict[str, Callable[[ScanResult], str]] = {
     "json": render_json,
     "sarif": render_sarif,
     "markdown": render_markdown,
+    "github": render_github,
+    "html": render_html,  # without the scan's models: snippets only (the CLI passes excerpts and ports)
 }
 
 

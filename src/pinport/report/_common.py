@@ -99,6 +99,39 @@ def group_by_file(findings: Iterable[Finding]) -> list[tuple[str | None, list[Fi
     return [(p, sorted(groups[p], key=_within_file_key)) for p in paths]
 
 
+def triage_order(findings: Iterable[Finding]) -> list[tuple[str, list[tuple[str | None, list[Finding]]]]]:
+    """Findings the way a maintainer reads them: by status (drift, the breaks the move introduces,
+    before latent), then files worst first (errors before warnings; host-wide last), then errors
+    first within a file. Returns [(status, [(path, findings)])], empty statuses left out."""
+    by_status: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_status.setdefault(f.status.value, []).append(f)
+    order = [s.value for s in STATUSES] + sorted(set(by_status) - {s.value for s in STATUSES})
+    out = []
+    for status in order:
+        if status not in by_status:
+            continue
+        groups = group_by_file(by_status[status])
+        groups.sort(key=lambda g: (g[0] is None, min(f.level.rank for f in g[1]), g[0] or ""))
+        out.append((status, groups))
+    return out
+
+
+def statistics(findings: Iterable[Finding]) -> list[tuple[Kind, Severity, int, dict[str, int]]]:
+    """(kind, worst severity reported, count, count by status) per code, most frequent first, like ruff's."""
+    kinds: dict[str, Kind] = {}
+    worst: dict[str, Severity] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for f in findings:
+        kinds.setdefault(f.code, f.kind)
+        if f.code not in worst or f.level.rank < worst[f.code].rank:
+            worst[f.code] = f.level
+        per_status = counts.setdefault(f.code, {})
+        per_status[f.status.value] = per_status.get(f.status.value, 0) + 1
+    rows = [(kinds[c], worst[c], sum(n.values()), n) for c, n in counts.items()]
+    return sorted(rows, key=lambda row: (-row[2], row[0].code))
+
+
 def detail_lines(f: Finding) -> list[str]:
     """The finding's details as single lines, in case a check put a whole hunk in one entry."""
     return [line for d in f.details for line in (d.splitlines() or [""])]

@@ -13,9 +13,14 @@ def _ordered(findings: tuple[Finding, ...]) -> list[dict[str, object]]:
     return [f.as_dict() for f in sorted(findings, key=Finding.sort_key)]
 
 
+FORMAT, FORMAT_VERSION = "pinport-report", 1  # documented in docs/report.schema.json
+
+
 def render_json(result: ScanResult) -> str:
     """Render `result` as indented, key-sorted JSON so that equal scans give equal files."""
     document = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
         "tool": {"name": "pinport", "version": pinport.__version__},
         "plugin": result.plugin_label,
         "old": result.old_label,

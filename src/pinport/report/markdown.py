@@ -12,12 +12,13 @@ from pinport.report._common import (
     cap_lines,
     detail_lines,
     drift_label,
-    group_by_file,
     summarize,
+    triage_order,
 )
 
 MAX_DETAIL_LINES = 200  # collapsed, so more than text shows; PR comments still have a size limit
-_COLUMNS = ("Code", "Severity", "Status", "Drift", "Location", "Unit", "Message", "OLD", "NEW", "Fix")
+_STATUS_TITLES = {"drift": "Drift: introduced by the move", "latent": "Latent: already broken on OLD"}
+PR_COMMENT_LIMIT = 60_000  # characters; GitHub rejects a comment over 65,536
 # Names like `__init__` or `a*b` must not turn into emphasis, nor `<module>` into an HTML tag.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#!])")
 _DIFF_START = ("@@", "--- ", "+++ ", "diff --git")
@@ -26,6 +27,19 @@ _DIFF_START = ("@@", "--- ", "+++ ", "diff --git")
 def _text(value: str) -> str:
     """Literal text safe inside a table cell: markdown punctuation escaped, newlines as breaks."""
     return "<br>".join(_SPECIAL.sub(r"\\\1", line) for line in value.splitlines())
+
+
+_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def _prose(value: str, *, cell: bool = False) -> str:
+    """A message as Markdown: its `quoted` names become real code spans, the rest is escaped text."""
+    out, last = [], 0
+    for match in _SPAN.finditer(value):
+        out += [_text(value[last:match.start()]), _code(match.group(1), cell=cell)]
+        last = match.end()
+    out.append(_text(value[last:]))
+    return "".join(out)
 
 
 def _code(value: str, *, cell: bool = True) -> str:
@@ -52,14 +66,6 @@ def _table(header: tuple[str, ...], rows: list[list[str]], numeric_from: int = 9
 
 def _where(loc: Location | None) -> str:
     return _code(str(loc)) if loc else ""
-
-
-def _finding_row(f: Finding) -> list[str]:
-    return [
-        f"`{f.kind.code}`", f.level.value, f.status.value, drift_label(f), _where(f.plugin),
-        _code(f.plugin.unit) if f.plugin else "", _text(f.message), _where(f.old), _where(f.new),
-        _text(f.suggestion),
-    ]
 
 
 def _segments(lines: list[str]) -> list[tuple[str, list[str]]]:
@@ -128,24 +134,44 @@ def _summary_section(result: ScanResult) -> list[str]:
     return [*lines, ""]
 
 
+def _head(f: Finding) -> str:
+    drift = f" · {drift_label(f)}" if drift_label(f) else ""
+    where = f" — {_where(f.plugin)}" if f.plugin else ""
+    unit = f" in {_code(f.plugin.unit, cell=False)}" if f.plugin and f.plugin.unit else ""
+    return f"**{f.kind.code}** {f.level.value} · {f.status.value}{drift}{where}{unit}"
+
+
+def _finding_block(f: Finding) -> list[str]:
+    """One finding as a short list item: head, message, OLD/NEW, fix; evidence collapsed under it."""
+    lines = [f"- {_head(f)}", f"  {_prose(f.message)}"]
+    for label, loc in (("OLD", f.old), ("NEW", f.new)):
+        if loc is not None:
+            lines.append(f"  {label} host: {_code(str(loc), cell=False)}")
+    if f.suggestion:
+        lines.append(f"  fix: {_prose(f.suggestion)}")
+    return [*lines, "", *_evidence(f)]
+
+
 def _findings_section(result: ScanResult) -> list[str]:
     lines = ["## Findings", ""]
-    groups = group_by_file(result.findings)
-    if not groups:
+    sections = triage_order(result.findings)
+    if not sections:
         return [*lines, "No findings.", ""]
-    for path, findings in groups:
-        title = _code(path, cell=False) if path is not None else "Host-wide"
-        lines += [f"### {title} ({len(findings)})", ""]
-        lines += [*_table(_COLUMNS, [_finding_row(f) for f in findings]), ""]
-        for f in findings:
-            lines += _evidence(f)
+    for status, groups in sections:
+        count = sum(len(g) for _, g in groups)
+        lines += [f"### {_STATUS_TITLES.get(status, status)} ({count})", ""]
+        for path, findings in groups:
+            title = _code(path, cell=False) if path is not None else "Host-wide"
+            lines += [f"#### {title} ({len(findings)})", ""]
+            for f in findings:
+                lines += _finding_block(f)
     return lines
 
 
 def _fixed_section(result: ScanResult) -> list[str]:
     if not result.fixed:
         return []
-    rows = [[f"`{f.kind.code}`", _where(f.plugin), _text(f.message)]
+    rows = [[f"`{f.kind.code}`", _where(f.plugin), _prose(f.message, cell=True)]
             for f in sorted(result.fixed, key=Finding.sort_key)]
     return ["## Fixed by the move", "", *_table(("Code", "Location", "Message"), rows), ""]
 
@@ -160,3 +186,36 @@ def render_markdown(result: ScanResult) -> str:
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines) + "\n"
+
+
+def _summary_line(f: Finding) -> str:
+    where = _where(f.plugin) if f.plugin else "host-wide"
+    drift = f" {drift_label(f)}" if drift_label(f) else ""
+    return f"- **{f.kind.code}** {f.level.value}{drift} {where}: {_prose(f.message)}"
+
+
+def render_markdown_summary(result: ScanResult, *, full_report: str = "", limit: int = PR_COMMENT_LIMIT) -> str:
+    """A report that fits a PR comment: the summary tables and one line per finding, drift and errors
+    first, cut to stay under `limit` characters; `full_report` (a URL or file) is linked for the rest."""
+    head = [f"# pinport: {_text(result.plugin_label)}, {_code(result.old_label, cell=False)} → "
+            f"{_code(result.new_label, cell=False)}", "", *_summary_section(result)]
+    if full_report:
+        head += [f"Full report with evidence: [{_text(full_report)}]({full_report.replace(' ', '%20')})", ""]
+    body: list[str] = []
+    for status, groups in triage_order(result.findings):
+        body += ["", f"### {_STATUS_TITLES.get(status, status)} ({sum(len(g) for _, g in groups)})", ""]
+        body += [_summary_line(f) for _, findings in groups for f in findings]
+    text = "\n".join(head + body)
+    if len(text) + 1 <= limit:
+        return text.rstrip("\n") + "\n"
+    total = sum(1 for line in body if line.startswith("- "))
+    kept, size, shown = [], len("\n".join(head)) + 200, 0  # room for the closing note
+    for line in body:
+        if size + len(line) + 1 > limit:
+            break
+        kept.append(line)
+        size += len(line) + 1
+        shown += line.startswith("- ")
+    note = f"… and {total - shown} more findings" + (" in the full report." if full_report else
+                                                   " (run `pinport scan --format markdown` for all).")
+    return "\n".join([*head, *kept, "", note]) + "\n"

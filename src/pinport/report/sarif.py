@@ -9,10 +9,13 @@ from urllib.parse import quote
 import pinport
 from pinport.findings import Finding, Kind, Location, ScanResult, Severity
 from pinport.report._common import rule_kinds, summarize
+from pinport.report.rules import project_url, rule_markdown, rule_text, rule_url, rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "pinport/v1"
-PLUGIN_BASE, OLD_BASE, NEW_BASE = "PLUGIN", "HOST_OLD", "HOST_NEW"
+# Plugin paths are relative to the plugin's project root (where pyproject.toml is), the base code
+# scanning UIs resolve against the checkout; host evidence lives in the two host trees.
+PLUGIN_BASE, OLD_BASE, NEW_BASE = "%SRCROOT%", "HOST_OLD", "HOST_NEW"
 
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
@@ -61,15 +64,21 @@ def _related(f: Finding) -> list[dict[str, object]]:
 
 
 def _rule(kind: Kind) -> dict[str, object]:
-    return {
+    out: dict[str, object] = {
         "id": kind.code,
         "name": kind.name,
         "shortDescription": {"text": _humanize(kind.name)},
-        "fullDescription": {"text": kind.template},
         "defaultConfiguration": {"level": sarif_level(kind.severity)},
         "properties": {"drift": kind.drift, "check": kind.check,
                        "defaultLevel": sarif_level(kind.severity)},
     }
+    documented = rules().get(kind.code)
+    if documented is not None:
+        out["fullDescription"] = {"text": documented.summary}
+        out["help"] = {"text": rule_text(documented), "markdown": rule_markdown(documented, title=False)}
+    if url := rule_url(kind.code):
+        out["helpUri"] = url
+    return out
 
 
 def _result(f: Finding, rule_index: int) -> dict[str, object]:
@@ -114,6 +123,7 @@ def render_sarif(result: ScanResult) -> str:
             "name": "pinport",
             "version": pinport.__version__,
             "semanticVersion": pinport.__version__,
+            **({"informationUri": home} if (home := project_url("homepage")) else {}),
             "rules": [_rule(k) for k in kinds],
         }},
         "originalUriBaseIds": {

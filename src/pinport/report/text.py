@@ -1,16 +1,20 @@
-"""Plain-text report for terminals and logs: grouped by plugin file, errors first, one summary footer."""
+"""Plain-text report for terminals and logs: drift before latent, files worst first, errors first
+within a file, one summary footer. Plain text only: the CLI adds colour (rich) when it prints."""
 
 from __future__ import annotations
 
-from pinport.findings import Finding, Location, ScanResult, Severity
+import textwrap
+
+from pinport.findings import Finding, Location, ScanResult
 from pinport.report._common import (
     Summary,
     accepted_line,
     cap_lines,
     detail_lines,
     drift_label,
-    group_by_file,
+    statistics,
     summarize,
+    triage_order,
 )
 
 MAX_DETAIL_LINES = 20
@@ -18,9 +22,7 @@ HOST_WIDE = "host-wide"
 _INDENT = "  "
 _SUB = "      "
 
-# Plain ANSI SGR codes; the terminal library stays in cli/, which decides whether to ask for color.
-_COLORS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.INFO: "\x1b[34m"}
-_RESET = "\x1b[0m"
+_SECTIONS = {"drift": "drift: introduced by the move", "latent": "latent: already broken on OLD"}
 
 # Source lines and host snippets are untrusted: control characters would corrupt the terminal.
 _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if c != 0x09}
@@ -34,10 +36,6 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
 
 
-def _severity(level: Severity, color: bool) -> str:
-    return f"{_COLORS[level]}{level.value}{_RESET}" if color else level.value
-
-
 def _host_line(label: str, loc: Location | None) -> list[str]:
     if loc is None:
         return []
@@ -45,9 +43,9 @@ def _host_line(label: str, loc: Location | None) -> list[str]:
     return [f"{_SUB}{label} host: {_clean(str(loc))}" + (f"  {snippet}" if snippet else "")]
 
 
-def _finding_lines(f: Finding, color: bool) -> list[str]:
+def _finding_lines(f: Finding) -> list[str]:
     where = _clean(str(f.plugin)) if f.plugin else HOST_WIDE
-    head = [f.kind.code, _severity(f.level, color), f"[{f.status.value}]"]
+    head = [f.kind.code, f.level.value, f"[{f.status.value}]"]
     if drift := drift_label(f):
         head.append(drift)
     lines = [f"{_INDENT}{where}  {' '.join(head)}  {_clean(f.message)}"]
@@ -81,18 +79,43 @@ def _footer(summary: Summary, result: ScanResult) -> list[str]:
     return lines
 
 
-def render_text(result: ScanResult, *, color: bool = False) -> str:
-    """Render `result` for a terminal; byte-identical for identical input, ANSI color only on request."""
+def _wrap(line: str, width: int | None) -> list[str]:
+    """A long line folded at spaces to `width`, continuation lines indented under their line."""
+    if not width or len(line) <= width:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False) or [line]
+
+
+def render_text(result: ScanResult, *, width: int | None = None) -> str:
+    """Render `result` for a terminal or a log; byte-identical for identical input.
+
+    `width` folds long lines (the CLI passes the terminal's width; files and pipes get none)."""
     lines = [f"pinport: {_clean(result.plugin_label)}  "
              f"OLD {_clean(result.old_label)} → NEW {_clean(result.new_label)}"]
-    for path, findings in group_by_file(result.findings):
-        lines += ["", _clean(path) if path is not None else HOST_WIDE]
-        for f in findings:
-            lines += _finding_lines(f, color)
+    for status, groups in triage_order(result.findings):
+        count = sum(len(findings) for _, findings in groups)
+        lines += ["", f"{_SECTIONS.get(status, status)} ({count})"]
+        for path, findings in groups:
+            lines += ["", _clean(path) if path is not None else HOST_WIDE]
+            for f in findings:
+                lines += _finding_lines(f)
     if result.fixed:
         lines += ["", "fixed by the move"]
         for f in sorted(result.fixed, key=Finding.sort_key):
             where = _clean(str(f.plugin)) if f.plugin else HOST_WIDE
             lines.append(f"{_INDENT}{where}  {f.kind.code}  {_clean(f.message)}")
     lines += ["", *_footer(summarize(result), result)]
+    return "\n".join(w for line in lines for w in _wrap(line, width)) + "\n"
+
+
+def render_statistics(result: ScanResult) -> str:
+    """Counts by finding code, most frequent first (`--statistics`, like ruff's)."""
+    rows = statistics(result.findings)
+    lines = [f"{count:>5}  {kind.code}  {level.value:<7}  "
+             f"{', '.join(f'{n} {s}' for s, n in sorted(per_status.items())):<22}  {kind.name}"
+             for kind, level, count, per_status in rows]
+    summary = summarize(result)
+    lines.append(f"{summary.total:>5}  total" + (f"  ({accepted})" if (accepted := accepted_line(summary)) else ""))
     return "\n".join(lines) + "\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -9,7 +10,7 @@ from packaging.version import InvalidVersion, Version
 from ..config import Settings, distribution
 from ..errors import SourceNotFound
 from .cache import Cache
-from .directory import load_directory
+from .directory import load_directory, project_label
 from .git import is_git_spec, load_git, read_file_at
 from .installed import load_installed
 from .progress import ProgressFn, no_progress
@@ -102,9 +103,11 @@ def load_plugin(
     check_plugin_spec(spec)
     package = settings.plugin_package if settings else ""
     if is_git_spec(spec):
-        return load_git(spec, package or None, cache, progress)
+        tree = load_git(spec, package or None, cache, progress)
+        return replace(tree, label=project_label(tree, tree.label))
     if Path(spec).expanduser().is_dir():
-        return load_directory(Path(spec), package or None)
+        tree = load_directory(Path(spec), package or None)
+        return replace(tree, label=project_label(tree, tree.label))
     name, sep, version = spec.partition("==")
     if sep and name.strip() and version.strip():
         return fetch_release(

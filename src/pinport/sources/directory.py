@@ -112,6 +112,22 @@ def load_directory(path: Path, package: str | None = None) -> SourceTree:
     )
 
 
+def project_label(tree: SourceTree, where: str) -> str:
+    """"name version (where)" from the project's pyproject.toml, so a report names the plugin
+    rather than a path like `.`; just `where` when the project declares no name."""
+    project = (tree.project_root or tree.root) / "pyproject.toml"
+    try:
+        table = tomllib.loads(project.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return where
+    name = table.get("name") if isinstance(table, dict) else None
+    if not isinstance(name, str) or not name:
+        return where
+    version = table.get("version")
+    named = f"{name} {version}" if isinstance(version, str) and version else name
+    return f"{named} ({where})"
+
+
 def select_packages(
     tree: SourceTree, packages: tuple[str, ...] | None, label: str, dist: str = ""
 ) -> SourceTree:

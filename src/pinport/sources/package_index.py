@@ -1,14 +1,18 @@
 """The package index as pip is configured to see it, and the files it lists for a project.
 
-No index is named here: URLs, certificate, timeout and proxy come from pip's environment
-variables, then `pip config list`, then pip's own built-in default.
+No index is named here: every setting pip uses to decide where packages come from (index-url,
+extra-index-url, find-links, no-index, trusted-host, cert, client-cert, timeout, proxy, and
+credentials in an index URL or in ~/.netrc) comes from pip's environment variables, then
+`pip config list`, then pip's own built-in default. A setting that cannot work is one ConfigError.
 """
 
 from __future__ import annotations
 
 import ast
+import base64
 import http.client
 import json
+import netrc
 import os
 import ssl
 import subprocess
@@ -48,7 +52,12 @@ _ENVIRONMENT = {
     "cert": ("PIP_CERT",),
     "timeout": ("PIP_TIMEOUT", "PIP_DEFAULT_TIMEOUT"),
     "proxy": ("PIP_PROXY",),
+    "find-links": ("PIP_FIND_LINKS",),
+    "no-index": ("PIP_NO_INDEX",),
+    "trusted-host": ("PIP_TRUSTED_HOST",),
+    "client-cert": ("PIP_CLIENT_CERT",),
 }
+_YES, _NO = {"1", "y", "yes", "t", "true", "on"}, {"0", "n", "no", "f", "false", "off", ""}  # pip's strtobool
 _ALIASES = {"timeout": ("timeout", "default-timeout")}
 _SECTIONS = ("download", "install", "global")  # pip download reads its own section over global
 
@@ -64,27 +73,94 @@ class IndexConfig:
     cert: str = ""
     timeout: float = _PIP_TIMEOUT
     proxy: str = ""
+    find_links: tuple[str, ...] = ()  # directories, files or pages of links to release files
+    trusted_hosts: tuple[str, ...] = ()  # "host" or "host:port": TLS not verified, as pip does
+    client_cert: str = ""  # PEM with the client's key and certificate
 
-    @cached_property
-    def _opener(self) -> urllib.request.OpenerDirector:
+    def _context(self, verify: bool) -> ssl.SSLContext:
         try:
-            context = ssl.create_default_context(
-                cafile=self.cert if self.cert and not Path(self.cert).is_dir() else None,
-                capath=self.cert if self.cert and Path(self.cert).is_dir() else None,
-            )
+            if verify:
+                context = ssl.create_default_context(
+                    cafile=self.cert if self.cert and not Path(self.cert).is_dir() else None,
+                    capath=self.cert if self.cert and Path(self.cert).is_dir() else None,
+                )
+            else:
+                context = ssl._create_unverified_context()  # noqa: S323 (pip's trusted-host)
         except (OSError, ssl.SSLError) as exc:
             raise ConfigError(f"pip's cert setting {self.cert!r} is not usable: {exc}") from None
-        handlers: list[urllib.request.BaseHandler] = [urllib.request.HTTPSHandler(context=context)]
+        if self.client_cert:
+            try:
+                context.load_cert_chain(self.client_cert)
+            except (OSError, ssl.SSLError) as exc:
+                raise ConfigError(f"pip's client-cert setting {self.client_cert!r} is not usable: "
+                                  f"{getattr(exc, 'strerror', None) or exc}") from None
+        return context
+
+    def _build(self, verify: bool) -> urllib.request.OpenerDirector:
+        handlers: list[urllib.request.BaseHandler] = [urllib.request.HTTPSHandler(context=self._context(verify))]
         if self.proxy:
             handlers.append(urllib.request.ProxyHandler({"http": self.proxy, "https": self.proxy}))
         return urllib.request.build_opener(*handlers)
 
+    @cached_property
+    def _opener(self) -> urllib.request.OpenerDirector:
+        return self._build(verify=True)
+
+    @cached_property
+    def _trusted_opener(self) -> urllib.request.OpenerDirector:
+        return self._build(verify=False)
+
+    def is_trusted(self, url: str) -> bool:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        return any(entry in (host, f"{host}:{parts.port}") for entry in self.trusted_hosts)
+
     def open(self, url: str, accept: str = "*/*") -> IO[bytes]:
-        """Open url with pip's certificate, proxy and timeout; network errors propagate."""
+        """Open url with pip's certificates, proxy, timeout and credentials; network errors propagate."""
+        url, authorization = _credentials(url)
         request = urllib.request.Request(
             url, headers={"Accept": accept, "User-Agent": f"pinport/{__version__}"}
         )
-        return self._opener.open(request, timeout=self.timeout)
+        if authorization:  # not sent on along a redirect to another host
+            request.add_unredirected_header("Authorization", authorization)
+        opener = self._trusted_opener if self.is_trusted(url) else self._opener
+        return opener.open(request, timeout=self.timeout)
+
+
+def _credentials(url: str) -> tuple[str, str]:
+    """(url without user:password@, a Basic Authorization value or ""), from the URL or ~/.netrc as pip does."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return url, ""
+    if parts.username is not None:
+        netloc = parts.hostname or ""
+        if parts.port:
+            netloc += f":{parts.port}"
+        user, password = unquote(parts.username), unquote(parts.password or "")
+        return parts._replace(netloc=netloc).geturl(), _basic(user, password)
+    found = _netrc_login(parts.hostname or "")
+    return url, _basic(*found) if found else ""
+
+
+def _basic(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
+@cache
+def _netrc() -> netrc.netrc | None:
+    path = os.environ.get("NETRC") or str(Path.home() / ".netrc")
+    if not Path(path).is_file():
+        return None
+    try:
+        return netrc.netrc(path)
+    except (netrc.NetrcParseError, OSError) as exc:
+        raise ConfigError(f"{path}: not a usable netrc file ({getattr(exc, 'msg', None) or exc})") from None
+
+
+def _netrc_login(host: str) -> tuple[str, str] | None:
+    found = _netrc()
+    entry = found.authenticators(host) if found is not None and host else None
+    return (entry[0] or "", entry[2] or "") if entry else None
 
 
 @dataclass(frozen=True)
@@ -192,12 +268,26 @@ def _usable(url: str) -> bool:
     return parts.scheme in ("http", "https")
 
 
+def _yes(settings: Mapping[str, str], key: str) -> bool:
+    value = settings.get(key, "").strip().lower()
+    if value not in _YES | _NO:
+        raise ConfigError(f"pip's {key} setting {settings[key]!r} is not a yes/no value")
+    return value in _YES
+
+
 def index_config(indexes: Sequence[str] | None = None) -> IndexConfig:
-    """The indexes to ask (given ones, else pip's), with pip's certificate, timeout and proxy."""
+    """The indexes to ask (given ones, else pip's), with pip's find-links, certificates, trusted
+    hosts, timeout and proxy; `no-index` leaves only the find-links."""
     settings = pip_settings()
+    find_links = tuple(settings.get("find-links", "").split())
     if indexes is None:
-        main = settings.get("index-url") or pip_default_index()
-        indexes = [main, *settings.get("extra-index-url", "").split()]
+        if _yes(settings, "no-index"):
+            indexes = []
+            if not find_links:
+                raise ConfigError("pip is set to no-index and has no find-links: nowhere to look for packages")
+        else:
+            main = settings.get("index-url") or pip_default_index()
+            indexes = [main, *settings.get("extra-index-url", "").split()]
     try:
         timeout = float(settings.get("timeout", _PIP_TIMEOUT))
     except ValueError:
@@ -209,6 +299,9 @@ def index_config(indexes: Sequence[str] | None = None) -> IndexConfig:
         cert=settings.get("cert", ""),
         timeout=timeout,
         proxy=settings.get("proxy", ""),
+        find_links=find_links,
+        trusted_hosts=tuple(settings.get("trusted-host", "").split()),
+        client_cert=settings.get("client-cert", ""),
     )
 
 
@@ -290,6 +383,21 @@ def _project_page(index: str, project: str, config: IndexConfig) -> list[IndexFi
     return parse_html_page(project, body, final)
 
 
+def _find_links_files(location: str, project: str, config: IndexConfig) -> list[IndexFile]:
+    """Release files of `project` at one find-links location: a directory, an HTML file or page."""
+    parts = urlsplit(location)
+    if parts.scheme in ("http", "https"):
+        with config.open(location, "text/html") as response:
+            return parse_html_page(project, response.read(), response.geturl())
+    path = Path(url2pathname(parts.path)) if parts.scheme == "file" else Path(location).expanduser()
+    if path.is_dir():
+        found = (_to_file(project, p.name, p.resolve().as_uri(), None, False) for p in sorted(path.iterdir()))
+        return [f for f in found if f is not None]
+    if path.is_file():
+        return parse_html_page(project, path.read_bytes(), path.resolve().as_uri())
+    return []
+
+
 def describe_failure(url: str, exc: BaseException) -> str:
     """One line saying which index failed and why."""
     reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
@@ -316,8 +424,17 @@ def list_project(dist: str, config: IndexConfig) -> Listing:
             continue
         listed = listed or page is not None
         files.extend(page or [])
+    for location in config.find_links:
+        try:
+            found = _find_links_files(location, project, config)
+        except NETWORK_ERRORS as exc:
+            failures.append(describe_failure(location, exc))
+            continue
+        listed = listed or bool(found)
+        files.extend(found)
     if not listed and failures:
         raise NetworkUnavailable(failures[0])
     if not listed:
-        raise SourceNotFound(f"{dist} is not on the package index ({', '.join(config.urls)})")
+        where = ", ".join((*config.urls, *config.find_links))
+        raise SourceNotFound(f"{dist} is not on the package index ({where})")
     return Listing(tuple(files), tuple(failures))
