@@ -90,3 +90,12 @@ class Replacement:
     plugin_module: str
     plugin_class: str  # qualified name in plugin_module
     how: str
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """A plugin module put into `sys.modules` under a host module's name: importing that name works."""
+
+    site: Location
+    host_module: str  # the host dotted name it stands in for
+    plugin_module: str  # where the statement is
