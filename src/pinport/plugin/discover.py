@@ -19,11 +19,24 @@ from ..findings import Location
 from ..model.index import CodeIndex
 from ..model.parse import dotted, function_info, resolve_relative, signature_of
 from ..model.summary import BindingKind, FunctionInfo
-from .records import Guard, HostImport, HostUse, Patch, PatchKind, PatchTarget, Replacement, StandIn
+from .records import (
+    ClassPath,
+    Guard,
+    HostImport,
+    HostUse,
+    Patch,
+    PatchKind,
+    PatchTarget,
+    Replacement,
+    StandIn,
+)
 
 _GUARD_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
 _WRAPPERS = ("staticmethod", "classmethod")
 _OOT = "register_oot"
+# settings and arguments whose string value is a class the host imports by path
+_CLASS_PATH_NAMES = frozenset({"worker_cls", "worker_extension_cls", "scheduler_cls", "class_path",
+                               "model_runner_cls", "executor_cls", "platform_cls"})
 
 
 def oot_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] | None:
@@ -47,6 +60,7 @@ class PluginSurface:
     uses: list[HostUse] = field(default_factory=list)
     replacements: list[Replacement] = field(default_factory=list)
     stand_ins: list[StandIn] = field(default_factory=list)
+    class_paths: list[ClassPath] = field(default_factory=list)
 
     def stands_in(self, path: str) -> bool:
         """Whether a host path lies in a module the plugin itself installs under that name."""
@@ -114,6 +128,7 @@ class _Walker(ast.NodeVisitor):
         self.oot_helpers: dict[str, tuple[int, int]] = {}  # helper -> (host param, plugin param) positions
         self.probe_guarded: set[str] = set()  # functions every call of which is under a host probe
         self.constants: dict[str, str] = {}  # module-level NAME = "string"
+        self.tops: set[str] = set()  # the plugin's top-level packages: class paths into them are checked
         self.stand_in_helpers: dict[str, int] = {}  # def f(name, mod): sys.modules[name] = mod -> position
 
     # -- helpers -------------------------------------------------------------------------------
@@ -294,6 +309,9 @@ class _Walker(ast.NodeVisitor):
     # -- assignments and setattr ---------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
+            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+            if name in _CLASS_PATH_NAMES:
+                self._class_path(node, node.value, name)
             if isinstance(target, ast.Subscript) and dotted(target.value) == "sys.modules":
                 self._stand_in(node, target.slice)
             if isinstance(target, ast.Attribute) and not self._in_class_body():
@@ -373,7 +391,25 @@ class _Walker(ast.NodeVisitor):
         if name and self.names.is_host(name):
             self.out.stand_ins.append(StandIn(self.loc(node), name, self.module))
 
+    # -- class-path strings ----------------------------------------------------------------------
+    def _class_path(self, node: ast.AST, value: ast.expr, how: str) -> None:
+        text = self.constants.get(value.id) if isinstance(value, ast.Name) else (
+            value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None)
+        if not text or " " in text or not (":" in text or "." in text):
+            return
+        path = text.replace(":", ".")
+        top = path.split(".")[0]
+        if top in self.tops and all(p.isidentifier() for p in path.split(".")):
+            self.out.class_paths.append(ClassPath(self.loc(node), path, how))
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if node.arg in _CLASS_PATH_NAMES:
+            self._class_path(node.value, node.value, node.arg)
+        self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "register_model" and len(node.args) >= 2:
+            self._class_path(node, node.args[1], "register_model")
         self._oot_call(node)
         func = dotted(node.func)
         if func == "sys.modules.setdefault" and node.args:
@@ -477,6 +513,7 @@ def discover(index: CodeIndex, modules: list[str], settings: Settings) -> Plugin
             continue
         walker = _Walker(module, index.paths[module], names, settings, out, index.lines(module))
         walker.probe_guarded = probe_guarded(tree)
+        walker.tops = {m.split(".")[0] for m in modules}
         walker.constants = {t.id: stmt.value.value for stmt in tree.body if isinstance(stmt, ast.Assign)
                             and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
                             for t in stmt.targets if isinstance(t, ast.Name)}
