@@ -7,11 +7,10 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_all_start_methods, get_context
+from multiprocessing import get_all_start_methods
 
 from .accept import accept_findings
 from .checks import Check, select_checks
@@ -26,6 +25,7 @@ from .plugin.model import PluginModel, load_plugin_model
 from .plugin.project import is_for_other_release, version_specific_modules
 from .sources.progress import ProgressFn, no_progress
 from .sources.tree import SourceTree
+from .workers import fork_pool
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext],
         ctx.host.index.load_text()  # once, before the fork, instead of once per process
     _FORKED = (there, sides, strict)
     try:
-        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
+        with fork_pool(1) as pool:  # the worker ends with this process (Ctrl-C, SIGTERM, death)
             remote = pool.submit(_run_forked)
             local = _both_sides(here, sides, strict)
             try:

@@ -2,7 +2,8 @@
 
 `tinyhost` 1.0 has everything the plugin uses; 2.0 moves `helper` to another module, drops the
 `Engine.legacy` attribute the plugin keeps in a patch-class body, and the plugin skips its
-`RunnerPatch` on 2.x (a patch that silently does not apply). The plugin also imports a compiled
+`RunnerPatch` on 2.x (a patch that silently does not apply). Both releases have a parallel `Runner`
+that `TINYHOST_FAST=1` selects instead of the patched one. The plugin also imports a compiled
 extension its source tree lacks (`tinyplug._C`) and an optional dependency nobody installed.
 The releases are installed into venvs by the gate's own `make_env`, from a local find-links
 directory (pip's index off), with pytest taken from pip's configured index once per session.
@@ -23,9 +24,34 @@ import pytest
 from pinport.gate import make_env
 from pinport.sources import Cache
 
+_RUNNER = """\
+class Runner:
+    def prepare(self):
+        return None
+
+    def execute(self):
+        return "{name}"
+
+    def close(self):
+        return None
+"""
 HOST_COMMON = {
     "tinyhost/envs.py": 'import os\nTINYHOST_FAST = os.environ.get("TINYHOST_FAST", "0") == "1"\n',
-    "tinyhost/runner.py": 'class Runner:\n    def execute(self):\n        return "host"\n',
+    "tinyhost/workers/__init__.py": "",
+    "tinyhost/workers/runner.py": _RUNNER.format(name="host"),
+    # a parallel implementation of the patched Runner, chosen by an environment flag
+    "tinyhost/workers/fast_runner.py": _RUNNER.format(name="fast"),
+    "tinyhost/workers/worker.py": """\
+from tinyhost import envs
+from tinyhost.workers.fast_runner import Runner as FastRunner
+from tinyhost.workers.runner import Runner
+
+
+def make_runner():
+    if envs.TINYHOST_FAST:
+        return FastRunner()
+    return Runner()
+""",
 }
 HOST = {
     "1.0": {
@@ -87,7 +113,7 @@ PLUGIN = {
                 return "plugin " + helper("x")
         """,
     "tinyplug/runner_patch.py": """\
-        from tinyhost.runner import Runner
+        from tinyhost.workers.runner import Runner
         from tinyplug.patching import Patch
 
 

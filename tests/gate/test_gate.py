@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,10 @@ from pinport.sources import load_directory
 pytestmark = pytest.mark.slow
 
 
-def _gate(plugin_tree: Path, host_trees: dict[str, Path], env, new: str):
+def _gate(plugin_tree: Path, host_trees: dict[str, Path], env, new: str, **gate_env: str):
     settings = load_settings(plugin_tree)
+    if gate_env:
+        settings = replace(settings, gate=replace(settings.gate, env=(*settings.gate.env, *gate_env.items())))
     plugin = load_directory(plugin_tree, "tinyplug")
     old_tree = load_directory(host_trees["1.0"], "tinyhost")
     new_tree = load_directory(host_trees[new], "tinyhost")
@@ -40,11 +43,17 @@ def _find(result, code: str, path: str, line: int):
     return found[0]
 
 
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"" for p in sorted(root.rglob("*"))}
+
+
 def test_passing_case_every_step_passes(plugin_tree, host_trees, host_envs):
     envs, _ = host_envs
+    before = _tree(plugin_tree)
     result = _gate(plugin_tree, host_trees, envs["1.0"], "1.0")
+    assert _tree(plugin_tree) == before  # nothing written into the plugin (no byte code, no pytest cache)
     assert _steps(result) == {"compile": "PASS", "host": "PASS", "import": "PASS", "bootstrap": "PASS",
-                              "patches": "PASS", "tests": "PASS", "join": "PASS"}
+                              "patches": "PASS", "selection": "PASS", "tests": "PASS", "join": "PASS"}
     assert not result.failed
     assert result.patch_classes == (2, 2)
     assert {c.status for c in result.patches} == {"applied"}
@@ -61,7 +70,7 @@ def test_failing_case_lists_every_break_in_one_run(plugin_tree, host_trees, host
     envs, _ = host_envs
     result = _gate(plugin_tree, host_trees, envs["2.0"], "2.0")
     assert _steps(result) == {"compile": "PASS", "host": "PASS", "import": "FAIL", "bootstrap": "PASS",
-                              "patches": "FAIL", "tests": "FAIL", "join": "PASS"}
+                              "patches": "FAIL", "selection": "PASS", "tests": "FAIL", "join": "PASS"}
     # moved name: recorded at the plugin frame, predicted by the static imports check
     moved = _find(result, "PP0072", "tinyplug/engine_patch.py", 2)
     assert moved.subject == "tinyhost.utils.helper" and moved.status is Status.CONFIRMED
@@ -80,13 +89,29 @@ def test_failing_case_lists_every_break_in_one_run(plugin_tree, host_trees, host
     assert result.stubbed["tinyplug._C"] == "extension"
     # the patch that does not apply (the plugin skips it on 2.x), by identity
     missed = _find(result, "PP0077", "tinyplug/runner_patch.py", 6)
-    assert missed.subject == "tinyhost.runner.Runner.execute"
-    assert missed.args["detail"] == "tinyhost.runner.Runner.execute is tinyhost.runner.Runner.execute"
+    assert missed.subject == "tinyhost.workers.runner.Runner.execute"
+    assert missed.args["detail"] == "tinyhost.workers.runner.Runner.execute is tinyhost.workers.runner.Runner.execute"
     assert result.patch_classes == (1, 2)
     # the tests' collection error, with its file
     collect = _find(result, "PP0078", "tests/test_engine.py", 1)
     assert "cannot import name 'helper' from 'tinyhost.utils'" in collect.args["error"]
     assert result.failed
+
+
+def test_switch_to_the_parallel_implementation_is_decided_from_the_environment(plugin_tree, host_trees, host_envs):
+    envs, _ = host_envs
+    patched = _gate(plugin_tree, host_trees, envs["1.0"], "1.0")
+    [kept] = [f for f in patched.findings if f.code == "PP0081"]
+    assert kept.level is Severity.INFO and kept.subject == "tinyhost.workers.fast_runner.Runner"
+    assert kept.args["chosen"] == "the patched `tinyhost.workers.runner.Runner`"
+    assert (kept.args["test"], kept.args["site"]) == ("envs.TINYHOST_FAST", "tinyhost/workers/worker.py:7")
+    assert kept.details == ("flags: TINYHOST_FAST=unset (False)",)
+    bypassed = _gate(plugin_tree, host_trees, envs["1.0"], "1.0", TINYHOST_FAST="1")
+    [chosen] = [f for f in bypassed.findings if f.code == "PP0081"]
+    assert chosen.level is Severity.WARNING and chosen.status is Status.CONFIRMED
+    assert chosen.args["chosen"].startswith("`tinyhost.workers.fast_runner.Runner` (the parallel implementation")
+    assert chosen.details == ("flags: TINYHOST_FAST=1 (True)",)
+    assert _steps(bypassed)["selection"] == "FAIL"
 
 
 def test_unpredicted_break_is_reported_as_such(plugin_tree, host_trees, host_envs):
@@ -111,8 +136,8 @@ def test_report_formats_carry_steps_and_confirmed_findings(plugin_tree, host_tre
     assert "FAIL import: 6 of 6 plugin modules import; 2 import-time breaks recorded in one run" in text
     assert "PP0072 error [confirmed] #4" in text
     document = json.loads(render_gate(result, "json"))
-    assert [s["result"] for s in document["gate"]["steps"]] == ["PASS", "PASS", "FAIL", "PASS", "FAIL", "FAIL",
-                                                               "PASS"]
+    assert [s["result"] for s in document["gate"]["steps"]] == ["PASS", "PASS", "FAIL", "PASS", "FAIL", "PASS",
+                                                               "FAIL", "PASS"]
     assert document["gate"]["patch_classes"] == {"applied": 1, "total": 2}
     assert {f["code"] for f in document["findings"] if f["status"] == "confirmed"} >= {
         "PP0072", "PP0073", "PP0077", "PP0078", "PP0402", "PP0001"}
@@ -146,3 +171,4 @@ def test_cli_gate_without_environment_is_one_line_exit_2(plugin_tree, capsys):
     assert main(["gate", "--plugin", str(plugin_tree), "--python", "/nonexistent/python", "--old", "1.0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("pinport: error: ")
+

@@ -13,7 +13,7 @@ import click
 
 from ..errors import ConfigError, PinportError
 from ..findings import Severity
-from ..gate import make_env, render_gate, run_gate, use_python
+from ..gate import environment, render_gate, run_gate
 from ..report import RENDERERS
 from ..scan import scan_models
 from .inputs import input_options, resolve_inputs
@@ -58,13 +58,10 @@ def gate_command(ctx: click.Context, make_env_: bool, python: str | None, fmt: s
             models = resolved.load_models(progress)
         settings = resolved.settings
         static = scan_models(models, settings)
-        if make_env_:
-            version = resolved.new.version
-            if not version:
-                raise ConfigError("--make-env needs NEW as a release version (--new 0.33.0)")
-            env = make_env(settings.host_dist, version, cache=resolved.cache, log=log)
-        else:
-            env = use_python(python, settings.host_dist)  # type: ignore[arg-type]
+        if make_env_ and not resolved.new.version:
+            raise ConfigError("--make-env needs NEW as a release version (--new 0.33.0)")
+        env = environment(settings.host_dist, cache=resolved.cache, version=resolved.new.version, python=python,
+                          log=log)
         plugin = resolved.plugin
         result = run_gate(plugin.root, env, settings, models.plugin, static=static,
                           project_root=plugin.project_root or plugin.root, new_label=resolved.new.label, log=log)

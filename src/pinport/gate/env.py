@@ -161,3 +161,13 @@ def _run(command: list[str], failure: str, log: Log) -> None:
     if process.wait() != 0:
         errors = [t for t in tail if t.startswith("ERROR")] or tail or ["no output"]
         raise EnvError(f"{failure}: {errors[-1].removeprefix('ERROR: ')}")
+
+
+def environment(dist: str, *, cache: Cache, version: str | None = None, python: str | Path | None = None,
+                log: Log = lambda line: None) -> GateEnv:
+    """`python` when given (used as it is), else the cached venv with `dist==version` (made if needed)."""
+    if python is not None:
+        return use_python(python, dist)
+    if not version:
+        raise EnvError("the gate needs NEW as a release version to make an environment (or an interpreter)")
+    return make_env(dist, version, cache=cache, log=log)

@@ -375,8 +375,12 @@ class _Gate:
     def selections(self, items: list[dict]) -> list[dict]:
         """Evaluate each switch between a patched class and a parallel one, as the host stands now."""
         results = []
-        env_module = sys.modules.get(f"{self.host}.envs")
         for item in items:
+            try:
+                importlib.import_module(item["module"])
+            except Exception:  # noqa: BLE001 - reported below, where the switch is read
+                pass
+            env_module = sys.modules.get(f"{self.host}.envs")
             values = {}
             for var in item.get("env_vars", ()):
                 parsed = None
@@ -390,7 +394,7 @@ class _Gate:
             results.append(result)
             try:
                 module = importlib.import_module(item["module"])
-                node, candidate_in_body = _switch_at(module, item["line"], item["candidate"].rpartition(".")[2])
+                node, candidate_in_body = _switch_at(module, item["line"], item["candidate"])
             except Exception as exc:  # noqa: BLE001
                 result["reason"] = f"cannot read the switch: {type(exc).__name__}: {exc}"
                 continue
@@ -413,18 +417,22 @@ class _Gate:
 
 def _switch_at(module, line: int, candidate: str):
     """The `if` (or conditional expression) at `line` of the module's source, and whether its body
-    (rather than its else branch) names the candidate."""
-
+    (rather than what follows it) builds the candidate: a name there that is the candidate class in
+    the module's globals, or a `from ... import` of it."""
     with open(module.__file__, "rb") as handle:
         tree = ast.parse(handle.read())
+    wanted = _resolve(candidate)
     for node in ast.walk(tree):
         if isinstance(node, (ast.If, ast.IfExp)) and node.lineno == line:
             body = node.body if isinstance(node, ast.If) else [node.body]
-            names = {n.id if isinstance(n, ast.Name) else n.attr for part in body for n in ast.walk(part)
-                     if isinstance(n, (ast.Name, ast.Attribute))}
-            names |= {a.asname or a.name for part in body for n in ast.walk(part) if isinstance(n, ast.ImportFrom)
-                      for a in n.names}
-            return node, candidate in names
+            for part in body:
+                for inner in ast.walk(part):
+                    if isinstance(inner, ast.Name) and wanted is not None and vars(module).get(inner.id) is wanted:
+                        return node, True
+                    if isinstance(inner, ast.ImportFrom) and any(
+                            f"{inner.module}.{a.name}" == candidate for a in inner.names):
+                        return node, True
+            return node, False
     return None, False
 
 
