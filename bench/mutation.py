@@ -71,9 +71,14 @@ class Mutant:
         return self.module, self.operator, self.before, self.after
 
 
+# Beside checks/: the resolver, and the host facts and selection sites the checks share.
+MODEL = ("model/resolve.py", "model/host.py", "model/selection.py")
+
+
 def targets() -> list[str]:
-    """Every module the benchmark covers: checks/, model/resolve.py and the facts modules."""
-    found = [f"checks/{p.name}" for p in sorted((SRC / "checks").glob("*.py"))] + ["model/resolve.py"]
+    """Every module the benchmark covers: checks/, the model modules above, the facts modules."""
+    found = [f"checks/{p.name}" for p in sorted((SRC / "checks").glob("*.py"))]
+    found += [m for m in MODEL if (SRC / m).exists()]
     found += [p.relative_to(SRC).as_posix() for p in sorted(SRC.rglob("*facts*.py"))]
     return list(dict.fromkeys(found))
 
@@ -231,7 +236,8 @@ def lines_to_tests(modules: list[str], timeout: float) -> tuple[dict[str, dict[i
 
     def body() -> int:
         os.cpu_count = lambda: 1  # every check in this process, where the test context is known
-        cov = coverage.Coverage(data_file=str(data_file), include=[str(SRC / m) for m in modules])
+        cov = coverage.Coverage(data_file=str(data_file), include=[str(SRC / m) for m in modules],
+                                config_file=False)  # not the project's settings: one plain data file
         cov.start()
         code = pytest.main([*(str(ROOT / "tests" / t) for t in TESTS), "-q", "-p", "no:cacheprovider",
                             "-o", "addopts=", "--rootdir", str(ROOT)], plugins=[_PerTest(cov, times)])
@@ -244,14 +250,18 @@ def lines_to_tests(modules: list[str], timeout: float) -> tuple[dict[str, dict[i
             return None
         data = coverage.CoverageData(basename=str(data_file))
         data.read()
+        seconds = json.loads(times.read_text(encoding="utf-8"))
+        registry = sorted(t for t in seconds if t.startswith("tests/checks/test_registry.py::"))
         lines: dict[str, dict[int, list[str]]] = {}
         for m in modules:
             by_line = data.contexts_by_lineno(str(SRC / m))
             anywhere = sorted({c for contexts in by_line.values() for c in contexts if c})
             # a line run only while the module is imported (a constant, a decorator, a class body)
             # shapes everything in it: every test that runs any of the module is its test
-            lines[m] = {line: sorted(c for c in contexts if c) or anywhere for line, contexts in by_line.items()}
-        return lines, json.loads(times.read_text(encoding="utf-8"))
+            # ... and the registry tests, which read what import time defines (kinds, drift numbers)
+            lines[m] = {line: sorted(c for c in contexts if c) or sorted({*anywhere, *registry})
+                        for line, contexts in by_line.items()}
+        return lines, seconds
     finally:
         shutil.rmtree(data_file.parent, ignore_errors=True)
 

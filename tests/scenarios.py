@@ -80,6 +80,8 @@ DRAINING_MIRRORS = _engine_patch(
 # NEW hosts for them: step changes away from the plugin's lines, or on them
 DRAINING_STEPS = DRAINING_ENGINE.replace("self.steps += 1", "self.steps += len(batch)")
 DRAINING_CONFIG = DRAINING_ENGINE.replace("value = self.compute(item)", "value = self.compute(item, self.config)")
+# ... or on the very tokens the plugin changed (`+ 1` there, `* 2` here): a real conflict
+DRAINING_SCALED = DRAINING_ENGINE.replace("value = self.compute(item)", "value = self.compute(item) * 2")
 
 # -- forks: an attention backend, and the plugin's fork of it -----------------------------------------
 

@@ -19,12 +19,14 @@ from typing import Any
 from .config import Settings
 from .findings import Location
 from .model.host import HostView
+from .model.index import IndexCache
 from .model.resolve import CLASS, EXTERNAL, Resolver, Symbol
 from .model.summary import ClassInfo
 from .model.units import Unit, UnitFacts, iter_units, unit_facts
 from .plugin.callers import Failure, host_call_failures, replaced_units
 from .plugin.forks import Copies, find_copies
 from .plugin.model import PluginModel
+from .plugin.origins import Origin, copy_origins
 from .plugin.records import Patch
 from .plugin.uses import (
     HostMethod,
@@ -36,6 +38,7 @@ from .plugin.uses import (
     self_use,
     walk_plugin,
 )
+from .sources.tree import SourceTree
 
 _SELF_NAME = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -43,8 +46,10 @@ _SELF_NAME = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
 class ScanFacts:
     """The shared facts of one scan: the plugin side, and the plugin against each host version."""
 
-    def __init__(self, plugin: PluginModel, old: HostView, new: HostView, settings: Settings) -> None:
+    def __init__(self, plugin: PluginModel, old: HostView, new: HostView, settings: Settings,
+                 history: tuple[SourceTree, ...] = (), index_cache: IndexCache | None = None) -> None:
         self.plugin, self.old, self.new, self.settings = plugin, old, new, settings
+        self.history, self.index_cache = history, index_cache  # host releases before OLD, oldest first
         self._memo: dict[Hashable, Any] = {}
 
     def keep(self, key: Hashable, build: Callable[[], Any]) -> Any:
@@ -156,6 +161,14 @@ class ScanFacts:
         (see `plugin.callers.host_call_failures`); the signatures and callers checks both ask."""
         key = ("failures", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
         return self.keep(key, lambda: host_call_failures(view, patch, self.replaced_units(view)))
+
+    @cached_property
+    def origins(self) -> dict[tuple[str, int], Origin]:
+        """(plugin path, first line) of each copy -> the release before OLD it matches best (empty
+        without a release history); a copy that lags OLD is merged from there by `pinport port`."""
+        if not self.history:
+            return {}
+        return copy_origins(self.copies.copies, self.plugin.index, self.old.index, self.history, self.index_cache)
 
     # -- copies against OLD and NEW ---------------------------------------------------------------
     def vanished_members(self, owner: str, reads: dict[str, int], provided: set[str],

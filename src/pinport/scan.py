@@ -42,20 +42,25 @@ class Models:
     plugin: PluginModel
     old: HostView
     new: HostView
+    history: tuple[SourceTree, ...] = ()  # earlier host releases (oldest first), indexed only where needed
+    index_cache: IndexCache | None = None
     _facts: ScanFacts | None = field(default=None, init=False, repr=False)
 
     def facts(self, settings: Settings) -> ScanFacts:
         """The shared facts of a scan of these models (kept while the settings stay the same)."""
         if self._facts is None or self._facts.settings != settings:
-            self._facts = ScanFacts(self.plugin, self.old, self.new, settings)
+            self._facts = ScanFacts(self.plugin, self.old, self.new, settings, self.history,
+                                     self.index_cache)
         return self._facts
 
 
 def load_models(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Settings, *,
-                cache: IndexCache | None = None, progress: ProgressFn = no_progress) -> Models:
+                cache: IndexCache | None = None, progress: ProgressFn = no_progress,
+                history: tuple[SourceTree, ...] = ()) -> Models:
+    """Index the plugin, OLD and NEW; `history` (releases before OLD) is kept for the copies' origins."""
     plugin_index, old_index, new_index = load_indexes([plugin, old, new], cache, progress=progress)
     return Models(load_plugin_model(plugin_index, settings), _view(old_index, settings),
-                  _view(new_index, settings))
+                  _view(new_index, settings), history, cache)
 
 
 def _view(index: CodeIndex, settings: Settings) -> HostView:

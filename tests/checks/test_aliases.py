@@ -73,3 +73,38 @@ def test_alias_look_alike_cutoff(method, listed):
     result = scan({"host/runner.py": RUNNER}, new, "    _orig_load = Runner.load_model\n")
     expect(result, ["PP0001 error drift"])
     assert (only(result, "PP0001").suggestion == f"host 2.0 `Runner` has: {method}") is listed
+
+
+def test_every_alias_is_judged_past_members_and_resolving_aliases():
+    # a method, an alias that resolves, then the alias that does not: only the last is reported
+    new = {"host/runner.py": "class Runner:\n    def step(self):\n        pass\n"}
+    old = {"host/runner.py": "class Runner:\n    def step(self):\n        pass\n\n    def load_model(self):\n        pass\n"}
+    body = ("    def capture(self):\n        pass\n\n    _orig_step = Runner.step\n"
+            "    _orig_load = Runner.load_model\n")
+    expect(scan(old, new, body), ["PP0001 error drift RunnerPatch:9"], at=True)
+    assert only(scan(old, new, body), "PP0001").args["alias"] == "_orig_load"
+
+
+def test_look_alikes_are_at_most_three():
+    methods = "".join(f"    def load_model_{i}(self):\n        pass\n" for i in range(4))
+    result = scan({"host/runner.py": RUNNER}, {"host/runner.py": "class Runner:\n" + methods},
+                  "    _orig_load = Runner.load_model\n")
+    expect(result, ["PP0001 error drift"])
+    listed = only(result, "PP0001").suggestion.removeprefix("host 2.0 `Runner` has: ").split(", ")
+    assert len(listed) == 3 and set(listed) < {f"load_model_{i}" for i in range(4)}
+
+
+@pytest.mark.parametrize(("module", "expected"), [
+    # a class the host re-exports from outside (torch's): not the host's to judge
+    ("from torch.nn import Module as Runner\n", ["no PP0003", "no PP0004"]),
+    # a lazy export whose target lies outside the tree: unknown, not missing
+    ("_LAZY = {'Runner': 'elsewhere.impl:Runner'}\n\ndef __getattr__(name):\n    return _LAZY[name]\n",
+     ["no PP0003", "no PP0004"]),
+    # a value a factory returned is no class to patch
+    ("from host.maker import make\n\nRunner = make()\n", ["PP0004 error latent"]),
+])
+def test_targets_the_host_does_not_define_as_a_class(module, expected):
+    tree = {"host/ext.py": module, "host/maker.py": "def make():\n    pass\n"}
+    src = ("from plug.patching import ArcticPatch\nfrom host.ext import Runner\n\n"
+           "class RunnerPatch(ArcticPatch[Runner]):\n    x = 1\n")
+    expect(run_scan(tree, tree, {"plug/patch.py": src, **PATCHING}, checks=(AliasesCheck(),)), expected)

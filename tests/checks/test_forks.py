@@ -31,6 +31,10 @@ def test_fork_kinds(new_backend, new_base, expected):
     expect(scan(new_backend, new_base=new_base), expected)
 
 
+def test_fork_whose_host_file_is_gone_points_at_the_fork_itself():
+    expect(scan(None), ["PP0803 warning drift <module>:1"], at=True)
+
+
 def test_changed_fork_evidence_and_pending_hunk():
     result = scan(LAYOUT)
     expect(result, ["PP0801 warning drift", "PP0805 warning drift"])

@@ -151,3 +151,9 @@ def test_typeddict_keys(new, read, expected):
 def test_untyped_dict_is_not_judged():
     src = "def f(batch):\n    return batch['positions']\n"
     expect(kinds({"host/batch.py": BATCH_OLD}, {"host/batch.py": BATCH_NEW}, src), ["no PP0614"])
+
+
+def test_an_envs_getattr_without_a_recognised_table_may_answer_any_flag():
+    dynamic = "import os\n\n\ndef __getattr__(name):\n    return os.environ.get(name)\n"
+    expect(kinds({"host/envs.py": BOTH}, {"host/envs.py": dynamic}, READ_FLAG), ["no PP0612"])
+    expect(kinds({"host/envs.py": BOTH}, {"host/envs.py": NO_MARLIN}, READ_FLAG), ["PP0612 error drift"])

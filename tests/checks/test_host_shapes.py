@@ -165,3 +165,16 @@ def test_defaults_only_change_of_an_overridden_method():
 ])
 def test_forwarding_own_and_foreign_star_args(header, call, expected):
     expect(helper_scan("(a)", "(a, b)", header, call), expected, at=True)
+
+
+@pytest.mark.parametrize(("mixin_new", "expected"), [
+    ("        self.pin_memory = True\n", ["no PP0901"]),
+    ("        pass\n", ["PP0901 error drift RunnerPatch.step:7"]),
+])
+def test_lookups_go_on_past_an_inert_base_listed_first(mixin_new, expected):
+    # `class Runner(ABC, Mixin)`: abc.ABC adds nothing, so the lookup goes on to the Mixin after it
+    host = ("from abc import ABC\n\n\nclass Mixin:\n    def __init__(self):\n{mixin}\n\nclass Runner(ABC, Mixin):\n"
+            "    def step(self):\n        pass\n")
+    old = host.format(mixin="        self.pin_memory = True\n")
+    read = "    def step(self):\n        return self.pin_memory\n"
+    expect(patch_scan(old, host.format(mixin=mixin_new), read, AttributesCheck()), expected, at=True)

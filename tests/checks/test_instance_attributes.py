@@ -155,6 +155,13 @@ def test_assignment_changes(new, expected):
         assert finding.plugin.line == 7
 
 
+def test_only_the_members_the_new_value_lacks_are_named():
+    body = "    def step(self):\n        return self.positions.gpu[:4], self.positions.shape\n"
+    result = run_scan({"host/runner.py": RUNNER_BUFFER}, {"host/runner.py": RUNNER_TENSOR}, patch(body), checks=CHECK)
+    expect(result, ["PP0904 error drift"])
+    assert only(result, "PP0904").args["members"] == "gpu"  # `.shape` was never the buffer's
+
+
 def test_assignment_change_needs_member_use():
     body = "    def step(self):\n        return self.positions\n"
     expect(run_scan({"host/runner.py": RUNNER_BUFFER}, {"host/runner.py": RUNNER_TENSOR}, patch(body),

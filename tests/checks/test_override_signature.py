@@ -30,6 +30,12 @@ def scan(old_sig: str, new_sig: str, plugin_sig: str, body: str = "pass"):
     # 1: a rename at the same position
     ("(self, a, spec)", "(self, a, metadata)", "(self, a, spec)", ["PP0102 warning drift"]),
     ("(self, a, spec)", "(self, a, spec)", "(self, a, spec)", ["no PP0102"]),
+    # positional-only parameters keep their position: still a rename (and a kind difference)
+    ("(self, a, spec)", "(self, a, metadata)", "(self, a, spec, /)",
+     ["PP0102 warning drift", "PP0104 warning latent", "PP0104 warning fixed"]),
+    # a missing and an extra parameter at different positions are no rename
+    ("(self, metadata, a)", "(self, metadata, a)", "(self, a, spec)",
+     ["PP0101 warning latent", "PP0201 warning latent", "no PP0102"]),
     # 1: reordered positional parameters
     ("(self, a, b)", "(self, b, a)", "(self, a, b)", ["PP0103 warning drift"]),
     ("(self, a, b)", "(self, a, b)", "(self, a, b)", ["no PP0103"]),

@@ -86,3 +86,23 @@ def test_no_check_test_compares_codes_alone():
                 assert not attrs, f"{path.name}:{node.lineno} compares finding codes"
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id != "codes", f"{path.name}:{node.lineno} uses codes()"
+
+
+def test_each_check_declares_the_drift_numbers_of_its_kinds():
+    for check in CHECKS:
+        assert set(check.drift) == {k.drift for k in check.kinds if k.drift}, check.name
+
+
+def test_an_unknown_check_name_is_named_in_the_error():
+    import pytest
+
+    from pinport.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown check 'nope'"):
+        select_checks(("imports", "nope", "other"))
+
+
+def test_the_context_a_check_gets_is_read_only():
+    from pinport.checks.base import ScanContext
+
+    assert ScanContext.__dataclass_params__.frozen  # checks share it, on both sides of a scan

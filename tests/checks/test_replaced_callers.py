@@ -153,3 +153,16 @@ def test_call_sites_inside_replaced_host_code_do_not_count():
     expect(run_scan(host, host, plugin, checks=(ReplacedCallersCheck(),)), ["PP0112 error latent"])
     plugin["plug/patch.py"] += "\n    def execute(self):\n        return self.propose(1, 2)\n"
     expect(run_scan(host, host, plugin, checks=(ReplacedCallersCheck(),)), ["no PP0112"])
+
+
+@pytest.mark.parametrize(("count", "more"), [(10, None), (12, "... and 2 more call sites")])
+def test_call_sites_beyond_ten_are_counted_not_listed(count, more):
+    calls = "".join(f"\n\ndef run_{i}():\n    graph_capture(1, {2 + i % 2})\n" for i in range(count))
+    new = {"host/state.py": STATE_NEW, "host/runner.py": "from host.state import graph_capture\n" + calls}
+    result = scan({"host/state.py": STATE_OLD}, new, MODULE_PATCH)
+    expect(result, ["PP0111 error drift"])
+    finding = only(result, "PP0111")
+    assert finding.args["count"] == str(count) and finding.args["given"] == "2" and finding.args["accepted"] == "1"
+    sites = [d for d in finding.details if d.startswith("host/runner.py:")]
+    assert len(sites) == 10 and (finding.details[10] if more else None) in (more, None)
+    assert (more in finding.details) if more else not any(d.startswith("...") for d in finding.details)

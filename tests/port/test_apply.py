@@ -12,13 +12,13 @@ from pinport.port.plan import file_proposals
 from port.gitrepo import git
 from scenarios import ATTN as FORKED
 from scenarios import ATTN_FORK as FORK
-from scenarios import DRAINING_CONFIG as CONFIG
 from scenarios import DRAINING_ENGINE as ENGINE
 from scenarios import DRAINING_MIRRORS as MIRRORS
+from scenarios import DRAINING_SCALED as SCALED
 from scenarios import PATCHING
 
 # drain: a clean merge that adds a line; step: a conflict
-BOTH = CONFIG.replace("        results = []\n", "        results = []\n        queue = list(queue)\n")
+BOTH = SCALED.replace("        results = []\n", "        results = []\n        queue = list(queue)\n")
 LAYOUT = FORKED.replace("kv_cache.unbind(0)", "kv_cache.unbind(1)")
 OLD = {"host/engine.py": ENGINE, "host/attn.py": FORKED}
 NEW = {"host/engine.py": BOTH, "host/attn.py": LAYOUT}
@@ -94,7 +94,20 @@ def test_cli_dry_run_write_and_usage(load, tmp_path):
     _, _, root = load(OLD, NEW, PLUGIN, git_repo=True)
     dry = cli(root)
     assert dry.exit_code == 1, dry.output  # conflicts remain
-    assert "3 copies: 2 clean merges (0 already ported), 1 with conflicts" in dry.output
+    assert "3 copies: 2 clean merges (2 verified, 0 already ported), 0 failing verification, 1 with conflicts " \
+        "(1 blocks; 1 from the line merge alone)" in dry.output
+    # the conflict explained: the plugin's line, upstream's change of it
+    assert """  conflict plug/patch.py:20 in EnginePatch.step: both sides changed these lines: merge by hand (upstream's \
+change is shown as a diff)
+    plugin:
+                  value = self.compute(item) + 1
+    upstream OLD -> NEW:
+      @@ -1 +1 @@
+      -            value = self.compute(item)
+      +            value = self.compute(item) * 2
+""" in dry.output
+    as_json = cli(root, "--format", "json")
+    assert as_json.exit_code == 1 and '"line_conflict_blocks": 1' in as_json.output
     written = cli(root, "--write", str(tmp_path / "out"))
     assert written.exit_code == 1 and (tmp_path / "out" / "port.patch").is_file()
     assert git(root, "status", "--porcelain") == ""
@@ -105,7 +118,7 @@ def test_cli_dry_run_write_and_usage(load, tmp_path):
     git(root, "checkout", "--", "plug/patching.py")
     applied = cli(root, "--apply")
     assert applied.exit_code == 1, applied.output
-    assert "applied mirror EnginePatch.step: plug/patch.py:15-23 -> lines 16-30; conflicts remain at lines 19" \
+    assert "applied mirror EnginePatch.step: plug/patch.py:15-23 -> lines 16-30; conflicts remain at lines 21" \
         in applied.output
     assert "    plug/patch.py:8 (nothing) -> queue = list(queue)" in applied.output
 

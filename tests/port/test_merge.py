@@ -20,6 +20,7 @@ from scenarios import ATTN_FORK as FORK
 from scenarios import DRAINING_CONFIG as CONFIG
 from scenarios import DRAINING_ENGINE as ENGINE
 from scenarios import DRAINING_MIRRORS as MIRRORS
+from scenarios import DRAINING_SCALED as SCALED
 from scenarios import DRAINING_STEPS as STEPS
 from scenarios import PATCHING
 
@@ -58,21 +59,42 @@ def test_clean_merge_of_a_mirror_keeps_plugin_lines(load):
 
 
 def test_conflicting_change_is_marked(load):
-    models, settings, _ = load({"host/engine.py": ENGINE}, {"host/engine.py": CONFIG},
+    models, settings, _ = load({"host/engine.py": ENGINE}, {"host/engine.py": SCALED},
                                {"plug/patch.py": MIRRORS, **PATCHING})
     step = items_by_unit(models, settings)["EnginePatch.step"]
-    assert step.status == CONFLICT and step.conflicts == 1
+    assert step.status == CONFLICT and step.conflicts == 1 and step.line_conflicts == 1
     text = "\n".join(step.proposal)
-    assert """<<<<<<< plugin
-            if item is None:  # plugin: skip padding
+    # the plugin's padding check merges on its own: only the statement both sides changed is marked
+    assert """            if item is None:  # plugin: skip padding
                 continue
+<<<<<<< plugin
             value = self.compute(item) + 1
 ||||||| host 1.0
             value = self.compute(item)
 =======
-            value = self.compute(item, self.config)
+            value = self.compute(item) * 2
 >>>>>>> host 2.0
 """ in text + "\n"
+
+
+def test_a_line_conflict_on_different_tokens_merges_by_tokens(load):
+    """git conflicts (the plugin edited the line upstream edited, and added lines above it); the
+    statement merge keeps the padding check, the token merge puts `+ 1` after upstream's new call."""
+    models, settings, _ = load({"host/engine.py": ENGINE}, {"host/engine.py": CONFIG},
+                               {"plug/patch.py": MIRRORS, **PATCHING})
+    step = items_by_unit(models, settings)["EnginePatch.step"]
+    assert step.line_conflicts == 1 and step.status == CLEAN and step.conflicts == 0
+    assert step.refined is not None and step.refined.token_merges == 1 and step.refused == ()
+    assert "\n".join(step.proposal) + "\n" == """    def step(self, batch):
+        outputs = []
+        for item in batch:
+            if item is None:  # plugin: skip padding
+                continue
+            value = self.compute(item, self.config) + 1
+            outputs.append(value)
+        self.steps += 1
+        return outputs
+"""
 
 
 def test_fork_merge_carries_the_new_layout(load):
@@ -90,7 +112,8 @@ def test_unchanged_twins_propose_nothing(load):
                                   {"host/engine.py": ENGINE, "host/attn.py": FORKED},
                                   {"plug/patch.py": MIRRORS, "plug/tree_attn.py": FORK, **PATCHING})
     report = run_port(models, settings)
-    assert report.counts() == {"clean": 0, "conflict": 0, "unchanged": 3, "gone": 0, "already_ported": 0}
+    assert report.counts() == {"clean": 0, "conflict": 0, "unchanged": 3, "gone": 0, "unverified": 0,
+                               "already_ported": 0, "verified": 0}
     assert report.proposals == () and report.conflicts == 0
     assert "3 unchanged upstream" in render_port(report)
 
@@ -114,4 +137,4 @@ def test_public_api():
     import pinport.port as port
 
     assert sorted(port.__all__) == sorted(n for n in dir(port) if not n.startswith("_") and n not in (
-        "annotations", "apply", "merge", "plan", "render", "run", "write"))
+        "annotations", "apply", "explain", "merge", "plan", "refine", "render", "run", "verify", "write"))

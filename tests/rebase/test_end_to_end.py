@@ -126,3 +126,26 @@ def test_old_older_than_the_base_is_warned(synthetic: Synthetic, tmp_path: Path,
     _rebase(synthetic, tmp_path / "docs", "--old", "0.1.0")
     printed = capsys.readouterr().out
     assert "warning: --old 0.1.0 is older than the validated base 0.2.0 on rebase/hostlib_v2" in printed
+
+
+def test_apply_then_the_gate_in_a_host_environment(synthetic: Synthetic, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(env)], check=True)
+    python = env / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    for name in ("hostlib", "hostlib-0.4.0.dist-info"):
+        shutil.copytree(synthetic.new_host / name, Path(purelib) / name)
+    code = _rebase(synthetic, tmp_path / "docs", "--apply", "--branch", "--gate", "--gate-python", str(python))
+    printed = capsys.readouterr().out
+    assert code == 1, printed  # `gone` still fails to import on 0.4.0
+    gate = printed.split("pinport gate: ", 1)[1]  # after the rebase summary, the gate's report
+    assert "PASS compile: 4 of 4 plugin files compile" in gate and "PASS host: hostlib 0.4.0 imports" in gate
+    assert "FAIL import:" in gate and "cannot import name 'gone' from 'hostlib.utils'" in gate
+    assert "confirmed PP0601 demo_plugin/patches.py:3" in gate  # the static finding the gate confirms
+    assert "import `helper`" not in gate  # the safe fix took it out before the gate ran

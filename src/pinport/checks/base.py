@@ -19,6 +19,7 @@ from ..model.host import HostView
 from ..model.resolve import Symbol
 from ..plugin.mirrors import Copy, UpstreamChange, change_details, span_lines, span_location
 from ..plugin.model import PluginModel
+from ..plugin.origins import Origin
 from ..plugin.records import Guard
 
 # A guarded use (`if TYPE_CHECKING:`, `try:`, a version test) fails less loudly than a bare one.
@@ -80,6 +81,37 @@ def copy_change_finding(kind: Kind, ctx: ScanContext, copy: Copy, change: Upstre
                    details=change_details(copy, change, ctx.plugin.index, ctx.old.index),
                    severity=None if pending else Severity.INFO,
                    extra={"pending_hunks": [h.header for h in change.pending], "score": copy.score})
+
+
+def copy_lag_finding(kind: Kind, ctx: ScanContext, copy: Copy, origin: Origin, args: dict[str, str]) -> Finding:
+    """A copy made from a release before OLD that lacks upstream changes made since (latent: it holds
+    on OLD already). Evidence: the counterpart at OLD and NEW; the release it matches best and the
+    upstream diff from there to OLD, each hunk marked as in the copy or not."""
+    assert origin.missed is not None
+    site = Location(copy.plugin.path, copy.plugin.start, 0, copy.unit,
+                    next((x.strip() for x in span_lines(ctx.plugin.index, copy.plugin) if x.strip()), ""))
+    described = origin.describe(ctx.old.label)
+    details = (f"{described}; similarity {origin.score:.3f} to {origin.release}, {origin.old_score:.3f} to "
+               f"{ctx.old.label}", f"upstream changes from {origin.release} to {ctx.old.label} (the merge base "
+               f"`pinport port` uses is {origin.release}):", *origin.missed.diff_lines())
+    return Finding(kind, {**args, "origin": described, "pending": str(len(origin.missed.pending)),
+                          "hunks": str(len(origin.missed.hunks))}, site,
+                   old=span_location(ctx.old.index, copy.old, copy.subject),
+                   new=span_location(ctx.new.index, copy.new, copy.subject), subject=copy.subject,
+                   suggestion=f"port the upstream changes made since {origin.release} (`pinport port` merges "
+                              f"from {origin.release}, so they are in its proposal)",
+                   details=details,
+                   extra={"origin": origin.version, "through": origin.through, "changed_in": list(origin.changed_in),
+                          "pending_hunks": [h.header for h in origin.missed.pending], "score": origin.score,
+                          "old_score": origin.old_score})
+
+
+def lagging_copies(ctx: ScanContext, kind: str) -> Iterator[tuple[Copy, Origin]]:
+    """The copies of one kind ("fork", "mirror") made from a release before OLD that miss changes since."""
+    for copy in ctx.facts.copies.copies:
+        origin = ctx.facts.origins.get((copy.plugin.path, copy.plugin.start))
+        if copy.kind == kind and origin is not None and origin.lags:
+            yield copy, origin
 
 
 def vanished_finding(kind: Kind, ctx: ScanContext, args: dict[str, str], site: Location, owner: str, name: str,

@@ -16,7 +16,13 @@ from ..model.index import CodeIndex
 from ..plugin.forks import module_of
 from ..plugin.mirrors import Copy, span_location, upstream_change
 from ..plugin.uses import self_reads
-from .base import ScanContext, copy_change_finding, vanished_finding
+from .base import (
+    ScanContext,
+    copy_change_finding,
+    copy_lag_finding,
+    lagging_copies,
+    vanished_finding,
+)
 
 NAME = "forks"
 
@@ -29,7 +35,10 @@ FORK_SOURCE_GONE = Kind("PP0803", "ForkedFileRemovedUpstream", "this file forks 
 DECLARED_MISSING = Kind("PP0804", "DeclaredForkNotFound", "the declared fork `{name}` of `{base}` is not in "
                         "{label}", Severity.WARNING, 8, NAME)
 
-KINDS = (FORK_CHANGED, FORK_MEMBER_GONE, FORK_SOURCE_GONE, DECLARED_MISSING)
+FORK_LAGS = Kind("PP0807", "ForkLagsUpstream", "this file forks `{base}` and was {origin}; {pending} of {hunks} "
+                 "upstream hunks since are not in the fork", Severity.WARNING, 8, NAME)
+
+KINDS = (FORK_CHANGED, FORK_MEMBER_GONE, FORK_SOURCE_GONE, DECLARED_MISSING, FORK_LAGS)
 
 
 class ForksCheck:
@@ -40,6 +49,8 @@ class ForksCheck:
     description = "files copied from the host carry the upstream changes, and what they inherit exists"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        for copy, origin in lagging_copies(ctx, "fork"):  # on both sides: latent
+            yield copy_lag_finding(FORK_LAGS, ctx, copy, origin, {"name": copy.plugin.path, "base": copy.subject})
         if not ctx.judging_new:
             return  # an upstream change is made by the move; OLD has nothing to port
         yield from self._declared(ctx)

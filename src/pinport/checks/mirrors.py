@@ -15,7 +15,13 @@ from collections.abc import Iterator
 from ..findings import Finding, Kind, Location, Severity
 from ..plugin.mirrors import Copy, span_location, upstream_change
 from ..plugin.uses import self_reads
-from .base import ScanContext, copy_change_finding, vanished_finding
+from .base import (
+    ScanContext,
+    copy_change_finding,
+    copy_lag_finding,
+    lagging_copies,
+    vanished_finding,
+)
 
 NAME = "mirrors"
 
@@ -27,7 +33,10 @@ MIRROR_MEMBER_GONE = Kind("PP1202", "MirrorUsesRemovedMember", "the mirror of `{
 MIRROR_SOURCE_GONE = Kind("PP1203", "MirroredFunctionRemoved", "`{name}` copies `{base}`, which {label} no longer "
                           "defines", Severity.WARNING, 12, NAME)
 
-KINDS = (MIRROR_CHANGED, MIRROR_MEMBER_GONE, MIRROR_SOURCE_GONE)
+MIRROR_LAGS = Kind("PP1204", "MirrorLagsUpstream", "`{name}` was {origin}; {pending} of {hunks} upstream hunks "
+                   "since are not in the copy", Severity.WARNING, 12, NAME)
+
+KINDS = (MIRROR_CHANGED, MIRROR_MEMBER_GONE, MIRROR_SOURCE_GONE, MIRROR_LAGS)
 
 class MirrorsCheck:
     name = NAME
@@ -37,6 +46,8 @@ class MirrorsCheck:
     description = "overrides that copy an upstream method carry the upstream change, and what they call exists"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        for copy, origin in lagging_copies(ctx, "mirror"):  # on both sides: latent
+            yield copy_lag_finding(MIRROR_LAGS, ctx, copy, origin, {"name": copy.unit, "base": copy.subject})
         if not ctx.judging_new:
             return  # an upstream change is made by the move; OLD has nothing to port
         for copy in ctx.facts.copies.copies:

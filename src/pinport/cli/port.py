@@ -1,6 +1,7 @@
 """`pinport port`: three-way merge proposals for every mirrored method and forked file.
 
-Exit codes: 0 every proposal merged cleanly (or nothing to port), 1 conflicts remain,
+Exit codes: 0 every proposal merged cleanly and verified (or nothing to port), 1 conflicts remain
+or a proposal failed verification,
 2 bad input or a refused tree (`pinport: error: ...`).
 """
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import click
 
 from ..errors import PinportError
-from ..port import render_port, run_port
+from ..port import UNVERIFIED, port_json, port_markdown, render_port, run_port
 from .inputs import input_options, resolve_inputs
 from .progress import progress_reporter
 
@@ -25,10 +26,12 @@ from .progress import progress_reporter
 @click.option("--allow-dirty", "--force", "allow_dirty", is_flag=True,
               help="with --apply: edit even with uncommitted changes or outside git")
 @click.option("--no-diffs", is_flag=True, help="with --apply: list the edits without their diffs")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
+              help="the report: text, Markdown (for the rebase PR) or JSON")
 @click.option("--no-progress", is_flag=True, help="no progress bars")
 @click.pass_context
 def port_command(ctx: click.Context, write_dir: Path | None, apply_: bool, allow_dirty: bool, no_diffs: bool,
-                 no_progress: bool, **inputs: object) -> None:
+                 fmt: str, no_progress: bool, **inputs: object) -> None:
     """Merge each upstream OLD -> NEW change into the plugin's copies (git merge-file, diff3 markers).
 
     Without --write or --apply, only lists each copy with its merge status (a dry run).
@@ -45,5 +48,7 @@ def port_command(ctx: click.Context, write_dir: Path | None, apply_: bool, allow
     except PinportError as exc:
         click.echo(f"pinport: error: {exc}", err=True)
         ctx.exit(2)
-    click.echo(render_port(report, diffs=not no_diffs), nl=False)
-    ctx.exit(1 if report.conflicts else 0)
+    text = port_json(report) if fmt == "json" else port_markdown(report) if fmt == "markdown" else \
+        render_port(report, diffs=not no_diffs)
+    click.echo(text, nl=False)
+    ctx.exit(1 if report.conflicts or report.counts()[UNVERIFIED] else 0)

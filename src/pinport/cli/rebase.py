@@ -30,6 +30,9 @@ from .progress import progress_reporter
               help="edit the checkout: pins, safe fixes, clean merges (needs a clean git tree)")
 @click.option("--branch", is_flag=True, help="first create and check out rebase/<host>_v<NN> at the chosen base")
 @click.option("--allow-dirty", is_flag=True, help="with --apply: edit even with uncommitted changes or outside git")
+@click.option("--gate", is_flag=True, help="with --apply: then run the no-GPU gate on the edited tree "
+              "(`pinport gate`; a cached env with the host at NEW unless --gate-python)")
+@click.option("--gate-python", metavar="PATH", help="with --gate: run it with this interpreter (nothing installed)")
 @click.option("--no-stops", is_flag=True, help="skip scanning the releases between OLD and NEW")
 @click.option("--profile", help="built-in settings profile (e.g. arctic_inference)")
 @click.option("--host", "host", help="host package import name [default: vllm]")
@@ -38,14 +41,17 @@ from .progress import progress_reporter
 @click.option("--no-progress", is_flag=True, help="no progress bars")
 @click.pass_context
 def rebase_command(ctx: click.Context, plugin_spec: str | None, old_spec: str | None, new_spec: str | None,
-                   old_tree: str | None, new_tree: str | None, out_dir: Path | None, apply_: bool, branch: bool, allow_dirty: bool, no_stops: bool,
+                   old_tree: str | None, new_tree: str | None, out_dir: Path | None, apply_: bool, branch: bool, allow_dirty: bool, gate: bool,
+                   gate_python: str | None, no_stops: bool,
                    profile: str | None, host: str | None, cache_dir: Path | None, no_progress: bool) -> None:
     """Plan the rebase to NEW (and with --apply, start it): base choice, stops, pins, safe fixes,
     REBASE_REPORT.md, REBASE_PLAN.md, REBASE_TEST.md and EVOLUTION.md."""
     if allow_dirty and not apply_:
         raise click.UsageError("--allow-dirty only makes sense with --apply")
-    options = RebaseOptions(plugin_spec, old_spec, new_spec, old_tree, new_tree, apply_, branch, allow_dirty, not no_stops, profile,
-                            host, cache_dir)
+    if gate_python and not gate:
+        raise click.UsageError("--gate-python only makes sense with --gate")
+    options = RebaseOptions(plugin_spec, old_spec, new_spec, old_tree, new_tree, apply_, branch, allow_dirty,
+                            gate or bool(gate_python), gate_python, not no_stops, profile, host, cache_dir)
     with progress_reporter(enabled=not no_progress) as progress:
         rebase = run_rebase(options, progress)
     if out_dir is None:
@@ -54,4 +60,10 @@ def rebase_command(ctx: click.Context, plugin_spec: str | None, old_spec: str | 
     written = write_rebase_documents(rebase, out_dir)
     click.echo(render_summary(rebase, written), nl=False)
     open_errors = [f for f in rebase.findings if f.level is Severity.ERROR and f.fingerprint not in rebase.done]
-    ctx.exit(1 if open_errors else 0)
+    gate_failed = False
+    if rebase.gate is not None:
+        from ..gate import render_gate
+
+        click.echo(render_gate(rebase.gate, "text"), nl=False)
+        gate_failed = rebase.gate.failed
+    ctx.exit(1 if open_errors or gate_failed else 0)

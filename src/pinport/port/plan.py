@@ -13,10 +13,14 @@ from dataclasses import dataclass
 
 from ..model.index import CodeIndex
 from ..plugin.mirrors import Copy, span_lines
+from ..plugin.origins import Origin
 from ..plugin.similarity import LineDelta, line_delta
-from .merge import MergeResult, is_marker, merge3
+from .merge import MergeResult, conflict_lines, is_marker, merge3
+from .refine import Refined, Rename, apply_renames, find_renames, refine_merge
 
 UNCHANGED, CLEAN, CONFLICT, GONE = "unchanged", "clean", "conflict", "gone"
+UNVERIFIED = "unverified"
+_REFINE_LINES = 12_000  # the finer merges are for methods and files of ordinary size; beyond, git's result stands  # merged without conflicts, but the proposal failed verification
 
 
 @dataclass(frozen=True)
@@ -24,10 +28,22 @@ class PortItem:
     """One copy and its proposal: status, the merged text and the lines that replace the copy."""
 
     copy: Copy
-    status: str  # UNCHANGED (upstream did not change it), CLEAN, CONFLICT, GONE (NEW lacks it)
+    status: str  # UNCHANGED (upstream did not change it), CLEAN, CONFLICT, GONE (NEW lacks it), UNVERIFIED
     delta: LineDelta  # what the copy kept, changed and added relative to upstream OLD
     merge: MergeResult | None = None
     proposal: tuple[str, ...] = ()  # the replacement lines, indented as in the plugin file
+    line_conflicts: int = 0  # conflict blocks git's line merge left, before the finer merges
+    refined: Refined | None = None  # the statement/token-level retry, when the line merge conflicted
+    renames: tuple[Rename, ...] = ()  # upstream renames applied to the plugin's own lines
+    refused: tuple[str, ...] = ()  # plugin lines a finer merge would have lost (so it was not used)
+    origin: Origin | None = None  # the release the copy matches best (the merge base when it lags OLD)
+    verified: bool = False  # a clean proposal that parses and re-scans without new findings (port.verify)
+    verification: str = ""  # why an UNVERIFIED proposal failed
+
+    @property
+    def base_label(self) -> str:
+        """The release merged from: the copy's origin when it lags OLD, else OLD."""
+        return self.origin.release if self.origin is not None and self.origin.lags else ""
 
     @property
     def conflicts(self) -> int:
@@ -44,16 +60,97 @@ def reindent(text: str, indent: str) -> tuple[str, ...]:
     return tuple(line if not line.strip() or is_marker(line) else indent + line for line in text.splitlines())
 
 
-def plan_item(copy: Copy, plugin: CodeIndex, old: CodeIndex, labels: tuple[str, str, str]) -> PortItem:
-    """Merge one copy (a real three-way merge) unless upstream left it alone or NEW lacks it."""
+def plan_item(copy: Copy, plugin: CodeIndex, old: CodeIndex, labels: tuple[str, str, str],
+              origin: Origin | None = None) -> PortItem:
+    """Merge one copy (a real three-way merge) unless upstream left it alone or NEW lacks it.
+
+    A copy made from an earlier release than OLD (`origin.lags`) is merged with that release as
+    the base, so the upstream changes of the bumps it skipped are in the proposal too.
+    """
     delta = line_delta(span_lines(old, copy.old), span_lines(plugin, copy.plugin), copy.old.start,
                        copy.plugin.start)
+    lagging = origin if origin is not None and origin.lags else None
     if copy.theirs is None:
-        return PortItem(copy, GONE, delta)
-    if not copy.upstream_changed:
-        return PortItem(copy, UNCHANGED, delta)
-    merged = merge3(copy.ours, copy.base, copy.theirs, labels=labels)
-    return PortItem(copy, CLEAN if merged.clean else CONFLICT, delta, merged, reindent(merged.text, copy.indent))
+        return PortItem(copy, GONE, delta, origin=origin)
+    if not copy.upstream_changed and lagging is None:
+        return PortItem(copy, UNCHANGED, delta, origin=origin)
+    base = lagging.text if lagging is not None else copy.base
+    if lagging is not None:
+        labels = (labels[0], lagging.release, labels[2])
+    merged, line_conflicts, refined, renames, refused = merge_copy(copy.ours, base, copy.theirs, labels)
+    return PortItem(copy, CLEAN if merged.clean else CONFLICT, delta, merged, reindent(merged.text, copy.indent),
+                    line_conflicts, refined, renames, refused, origin)
+
+
+def merge_copy(ours: str, base: str, theirs: str, labels: tuple[str, str, str]
+               ) -> tuple[MergeResult, int, Refined | None, tuple[Rename, ...], tuple[str, ...]]:
+    """git's line merge; where it conflicts, the statement/token-level retry, kept only when it
+    leaves fewer (or smaller) conflicts and loses none of the plugin's own lines; upstream renames applied to
+    the plugin's lines. (result, line-merge conflicts, the retry, renames applied, lines refused)."""
+    line = merge3(ours, base, theirs, labels=labels)
+    small = sum(x.count("\n") for x in (ours, base, theirs)) <= _REFINE_LINES
+    refined = refine_merge(ours, base, theirs, labels) if line.conflicts and small else None
+    refused: tuple[str, ...] = ()
+    if refined is not None and (refined.conflicts, _marked_lines(refined.text)) < (line.conflicts,
+                                                                                   _marked_lines(line.text)):
+        lost = lost_plugin_lines(ours, base, refined.text, refined.renames, refined.rewritten)
+        if not lost:
+            return MergeResult(refined.text, conflict_lines(refined.text)), line.conflicts, refined, \
+                refined.renames, ()
+        refused = lost
+    renames = tuple(r for r in find_renames(base, theirs)
+                    if any(apply_renames(x, [r]) != x for x in _outside_base(line.text)))
+    text = line.text
+    if renames:
+        text = "\n".join(x if m else apply_renames(x, renames) for x, m in _marked(text)) + "\n"
+    return MergeResult(text, conflict_lines(text)), line.conflicts, refined, renames, refused
+
+
+def _marked(text: str) -> list[tuple[str, bool]]:
+    """Each line, and whether it is a conflict marker or on the OLD side of a conflict (left as is)."""
+    out, in_base = [], False
+    for line in text.splitlines():
+        marker = is_marker(line)
+        if line.startswith("||||||| "):
+            in_base = True
+        elif marker:
+            in_base = False
+        out.append((line, marker or in_base))
+    return out
+
+
+def _marked_lines(text: str) -> int:
+    """Lines inside conflict blocks: a finer merge with as many blocks but smaller ones is better."""
+    inside, count = False, 0
+    for line in text.splitlines():
+        if line.startswith("<<<<<<< "):
+            inside = True
+        elif line.startswith(">>>>>>> "):
+            inside = False
+        elif inside:
+            count += 1
+    return count
+
+
+def _outside_base(text: str) -> list[str]:
+    return [x for x, kept in _marked(text) if not kept]
+
+
+def lost_plugin_lines(ours: str, base: str, merged: str, renames: tuple[Rename, ...] = (),
+                      rewritten: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The plugin's own lines (not in the base) that a merged text no longer holds, even renamed
+    or rewritten by a token merge: what a proposal must never lose."""
+    theirs_base = {x.strip() for x in base.splitlines()}
+    result = {x.strip() for x in merged.splitlines()}
+    rewritten = rewritten or {}
+    lost = []
+    for line in dict.fromkeys(x.strip() for x in ours.splitlines()):
+        if not line or line in theirs_base or line in result:
+            continue
+        if apply_renames(line, renames) in result or rewritten.get(line) in result:
+            continue
+        lost.append(line)
+    return tuple(lost)
 
 
 @dataclass(frozen=True)

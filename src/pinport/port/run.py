@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import Settings
+from ..findings import Finding
 from ..plugin.forks import find_copies
+from ..plugin.origins import copy_origins
 from ..scan import Models
 from .apply import AppliedChange, apply_proposals
 from .plan import (
@@ -15,11 +17,13 @@ from .plan import (
     CONFLICT,
     GONE,
     UNCHANGED,
+    UNVERIFIED,
     FileProposal,
     PortItem,
     file_proposals,
     plan_item,
 )
+from .verify import verify_items
 from .write import write_proposals
 
 
@@ -41,15 +45,21 @@ class PortReport:
 
     def counts(self) -> dict[str, int]:
         """clean / conflict / unchanged / gone, and how many clean merges change nothing (ported)."""
-        out = {CLEAN: 0, CONFLICT: 0, UNCHANGED: 0, GONE: 0}
+        out = {CLEAN: 0, CONFLICT: 0, UNCHANGED: 0, GONE: 0, UNVERIFIED: 0}
         for item in self.items:
             out[item.status] += 1
         out["already_ported"] = sum(1 for i in self.items if i.status == CLEAN and not i.changes)
+        out["verified"] = sum(1 for i in self.items if i.verified)
         return out
 
     @property
     def conflicts(self) -> int:
         return sum(i.conflicts for i in self.items)
+
+    @property
+    def line_conflicts(self) -> int:
+        """Conflict blocks git's line merge alone leaves (before the statement and token merges)."""
+        return sum(i.line_conflicts for i in self.items)
 
 
 def plan_port(models: Models, settings: Settings) -> tuple[PortItem, ...]:
@@ -57,18 +67,33 @@ def plan_port(models: Models, settings: Settings) -> tuple[PortItem, ...]:
     copies = find_copies(models.plugin, models.old.index, models.old.resolver, models.new.index,
                          models.new.resolver, settings)
     labels = ("plugin", models.old.label, models.new.label)
-    return tuple(plan_item(c, models.plugin.index, models.old.index, labels) for c in copies.copies)
+    origins = copy_origins(copies.copies, models.plugin.index, models.old.index, models.history,
+                           models.index_cache) if models.history else {}
+    return tuple(plan_item(c, models.plugin.index, models.old.index, labels,
+                           origins.get((c.plugin.path, c.plugin.start))) for c in copies.copies)
+
+
+def verified_merges(models: Models, settings: Settings) -> tuple[PortItem, ...]:
+    """The proposals `rebase --apply` may apply unreviewed: clean, changing something, and verified
+    (the proposed file parses, and re-scanning it adds no finding to the merged unit and clears the
+    ones the merge was meant to fix)."""
+    items = verify_items(plan_port(models, settings), models, settings)
+    return tuple(i for i in items if i.status == CLEAN and i.changes and i.verified)
 
 
 def run_port(models: Models, settings: Settings, *, write_dir: Path | None = None, apply: bool = False,
-             allow_dirty: bool = False) -> PortReport:
+             allow_dirty: bool = False, verify: bool = True,
+             findings: tuple[Finding, ...] | None = None) -> PortReport:
     """Propose the port of every mirror and fork; write the proposals to `write_dir`, or apply them.
 
-    Raises PinportError (DirtyTree, MergeUnavailable, an unwritable DIR) below the CLI.
+    `findings` (the scan of the plugin as it is) spares verification one scan. Raises PinportError (DirtyTree, MergeUnavailable, an unwritable DIR) below the CLI.
     """
     started = time.perf_counter()
     items = plan_port(models, settings)
     planned = time.perf_counter()
+    if verify:
+        items = verify_items(items, models, settings, before=findings)
+    verified = time.perf_counter()
     proposals = file_proposals(items, models.plugin.index)
     tree = models.plugin.index.tree
     written: tuple[str, ...] = ()
@@ -81,4 +106,4 @@ def run_port(models: Models, settings: Settings, *, write_dir: Path | None = Non
     done = time.perf_counter()
     return PortReport(models.plugin.label, models.old.label, models.new.label, items, tuple(proposals),
                       str(write_dir) if write_dir is not None else "", written, tuple(applied), tuple(skipped),
-                      done - started, {"merge": planned - started, "output": done - planned})
+                      done - started, {"merge": planned - started, "verify": verified - planned, "output": done - verified})

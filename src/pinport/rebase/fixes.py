@@ -297,19 +297,78 @@ def _base_function(host: HostView, path: str) -> FunctionInfo | None:
 
 
 def _changed_lines(before: str, after: str) -> tuple[int, str, str]:
-    import difflib
-
+    """The changed block between two texts: (first line, its lines before, after). An edit is one
+    local change, so common leading and trailing lines are all a diff needs (linear, not quadratic)."""
     a, b = before.splitlines(), after.splitlines()
-    blocks = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    if not blocks:
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end_a, end_b = len(a), len(b)
+    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
+        end_a, end_b = end_a - 1, end_b - 1
+    if start == end_a == end_b:
         return 0, "", ""
-    i1, i2, j1, j2 = blocks[0][1], blocks[-1][2], blocks[0][3], blocks[-1][4]
-    return i1 + 1, "\n".join(a[i1:i2]), "\n".join(b[j1:j2])
+    return start + 1, "\n".join(a[start:end_a]), "\n".join(b[start:end_b])
 
 
-def _fix_one(finding: Finding, tree: cst.Module, host: HostView) -> tuple[cst.Module, str]:
-    """The module with one finding fixed, and what was done; _Refused with why when it is not safe."""
+def _function_span(tree: ast.Module, qualname: str) -> tuple[int, int, int] | None:
+    """(first line with decorators, last line, column) of the def `qualname` ("Cls.meth")."""
+    body, node = tree.body, None
+    for part in qualname.split("."):
+        node = next((n for n in body if isinstance(n, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                     and n.name == part), None)
+        if node is None:
+            return None
+        body = node.body
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return first, node.end_lineno or node.lineno, node.col_offset
+
+
+def _import_spans(tree: ast.Module, module: str, name: str) -> list[tuple[int, int, int]]:
+    return [(n.lineno, n.end_lineno or n.lineno, n.col_offset) for n in ast.walk(tree)
+            if isinstance(n, ast.ImportFrom) and not n.level and n.module == module
+            and any(a.name == name for a in n.names)]
+
+
+def _edit_span(text: str, span: tuple[int, int, int], transformer: cst.CSTTransformer) -> str:
+    """`text` with the statement at `span` transformed by libcst, parsed on its own (dedented):
+    a unit is parsed, not the whole file, and only the lines that change are replaced."""
+    start, end, column = span
+    lines = text.splitlines(keepends=True)
+    chunk = lines[start - 1:end]
+    indent = chunk[0][:column] if chunk else ""
+    if indent.strip():
+        raise _Refused("the statement does not start its line")
+    dedented = []
+    for line in chunk:
+        if line.startswith(indent):
+            dedented.append(line[len(indent):])
+        elif not line.strip():
+            dedented.append(line)
+        else:
+            raise _Refused("a line of the unit is indented less than its first line")
+    snippet = "".join(dedented)
+    try:
+        updated = cst.parse_module(snippet).visit(transformer).code
+    except cst.ParserSyntaxError:
+        raise _Refused("libcst cannot parse the unit") from None
+    a, b = snippet.splitlines(keepends=True), updated.splitlines(keepends=True)
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail_a, tail_b = len(a), len(b)
+    while tail_a > head and tail_b > head and a[tail_a - 1] == b[tail_b - 1]:
+        tail_a, tail_b = tail_a - 1, tail_b - 1
+    lines[start - 1 + head:start - 1 + tail_a] = [indent + x if x.strip() else x for x in b[head:tail_b]]
+    return "".join(lines)
+
+
+def _fix_one(finding: Finding, text: str, host: HostView) -> tuple[str, str]:
+    """The file's text with one finding fixed, and what was done; _Refused with why when not safe."""
     assert finding.plugin is not None
+    tree = ast.parse(text)
     code = finding.code
     if code == MOVED:
         name, old_module = finding.args.get("name", ""), finding.args.get("module", "")
@@ -317,13 +376,17 @@ def _fix_one(finding: Finding, tree: cst.Module, host: HostView) -> tuple[cst.Mo
         if len(homes) != 1:
             raise _Refused(f"NEW defines `{name}` in {len(homes)} public modules" +
                            (f" ({', '.join(homes[:4])})" if homes else "") + ": choose one by hand")
-        mover = _MoveImport(old_module, name, homes[0])
-        updated = tree.visit(mover)
-        if not mover.count:
+        spans = _import_spans(tree, old_module, name)
+        if not spans:
             raise _Refused(f"no `from {old_module} import {name}` statement to rewrite")
-        return updated, f"import `{name}` from `{homes[0]}`"
+        for span in sorted(spans, reverse=True):  # bottom-up: a split import shifts what follows
+            text = _edit_span(text, span, _MoveImport(old_module, name, homes[0]))
+        return text, f"import `{name}` from `{homes[0]}`"
     unit = finding.plugin.unit
     member = unit.rpartition(".")[2]
+    span = _function_span(tree, unit)
+    if span is None:
+        raise _Refused(f"`{unit}` not found in the file")
     base_path = finding.args.get("base", "")
     param_name = finding.args.get("param", "")
     if code == ADDED:
@@ -336,56 +399,47 @@ def _fix_one(finding: Finding, tree: cst.Module, host: HostView) -> tuple[cst.Mo
         if param.default is not None and not _literal(param.default):
             raise _Refused(f"the base default `{param.default}` is not a literal the plugin can name")
         names = [p.name for p in base.signature.params]
-        edit = _EditFunction(unit, lambda fn: _forward_keyword(_add_param(fn, param, names), param.name, member))
-        updated = tree.visit(edit)
+        edit = _EditFunction(member, lambda fn: _forward_keyword(_add_param(fn, param, names), param.name, member))
         default = f"={param.default}" if param.default is not None else ""
         what = f"add `{param.name}{default}` to `{unit}` and forward it"
     else:
-        edit = _EditFunction(unit, lambda fn: _drop_param(fn, param_name, member))
-        updated = tree.visit(edit)
+        edit = _EditFunction(member, lambda fn: _drop_param(fn, param_name, member))
         what = f"drop `{param_name}` from `{unit}` (NEW's base no longer takes it)"
-    if edit.count != 1:
-        raise _Refused(f"`{unit}` found {edit.count} times in the file")
-    return updated, what
+    return _edit_span(text, span, edit), what
 
 
 def plan_fixes(findings: Sequence[Finding], host: HostView, read: ReadFile) -> FixPlan:
     """Every safe fix for the findings (paths relative to the plugin tree), with the files' new texts."""
     plan = FixPlan()
-    modules: dict[str, cst.Module] = {}
+    current: dict[str, str] = {}
     originals: dict[str, str] = {}
     for finding in findings:
         if finding.code not in (MOVED, ADDED, *DROPPED) or finding.plugin is None:
             continue
         path = finding.plugin.path
-        if path not in modules:
+        if path not in current:
             text = read(path)
             if text is None:
                 plan.refused[finding.fingerprint] = f"{path}: cannot read"
                 continue
-            try:
-                modules[path] = cst.parse_module(text)
-            except cst.ParserSyntaxError:
-                plan.refused[finding.fingerprint] = f"{path}: libcst cannot parse it"
-                continue
-            originals[path] = text
-        before = modules[path].code
+            originals[path] = current[path] = text
         try:
-            updated, what = _fix_one(finding, modules[path], host)
+            updated, what = _fix_one(finding, current[path], host)
         except _Refused as why:
             plan.refused[finding.fingerprint] = str(why)
             continue
-        if updated.code == before:
+        except SyntaxError:
+            plan.refused[finding.fingerprint] = f"{path} does not parse"
+            continue
+        if updated == current[path]:
             continue
         try:
-            ast.parse(updated.code)
+            ast.parse(updated)
         except SyntaxError:
             plan.refused[finding.fingerprint] = "the edit would not parse"
             continue
-        line, old, new = _changed_lines(before, updated.code)
-        modules[path] = updated
+        line, old, new = _changed_lines(current[path], updated)
+        current[path] = updated
         plan.fixes.append(SafeFix(finding, path, line, old, new, what))
-    for path, module in modules.items():
-        if module.code != originals[path]:
-            plan.texts[path] = (originals[path], module.code)
+    plan.texts = {path: (originals[path], text) for path, text in current.items() if text != originals[path]}
     return plan

@@ -27,6 +27,7 @@ from tomlkit.items import String, StringType
 
 from ..config import Settings
 from ..findings import Finding, Kind, Location, Severity
+from ..pins import METADATA, PinStatement, find_pins
 
 ReadFile = Callable[[str], str | None]
 
@@ -42,7 +43,6 @@ SEPARATE_PIN = Kind("PP0023", "SeparateHostPin", "{what} pins {dist}=={version},
 KINDS = (HOST_PIN_STALE, BUILD_PIN_MISMATCH, BUILD_PIN_LOOSE, SEPARATE_PIN)
 
 ALIGNED = ("torch", "protobuf")  # what phase 0 keeps in step with the host's own requirements
-_TEXT_FILES = re.compile(r"^(setup\.py|setup\.cfg|(.*/)?requirements[^/]*\.(txt|in)|README[^/]*)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -247,22 +247,23 @@ class _Planner:
             Location(path, line, snippet=_line(text, line).strip()), suggestion=f"set {self.new}"))
         return after_text
 
-    def plain(self, path: str, text: str) -> str:
-        pattern = re.compile(rf"(?<![\w.-]){re.escape(self.dist)}\s*==\s*({re.escape(self.old)})(?![\w.])",
-                             re.IGNORECASE)
-        pieces, last = [], 0
-        for match in pattern.finditer(text):
-            line = _line_of(text, match.start(1))
-            before = _line(text, line)
-            pieces += [text[last:match.start(1)], self.new]
-            last = match.end(1)
-            after = before[:match.start(1) - _line_start(text, line)] + self.new + \
-                before[match.end(1) - _line_start(text, line):]
-            what = f"{path} line {line}"
+    def statements(self, path: str, text: str, found: list[PinStatement]) -> str:
+        """Host requirements pins.py found in a non-TOML file (setup.py, setup.cfg, requirements,
+        README lines): each `host==OLD` gets its version characters replaced, nothing else."""
+        for statement in sorted(found, key=lambda s: -s.start):  # bottom-up keeps the spans valid
+            pin = statement.exact
+            if pin is None or not _same(pin, self.old) or text[statement.start:statement.end] != statement.requirement:
+                continue
+            at = statement.start + statement.requirement.rfind(pin)
+            after_text = text[:at] + self.new + text[at + len(pin):]
+            line = _line_of(text, at)
+            before, after = _line(text, line), _line(after_text, line)
+            what = f"{path} line {line} ({statement.kind})"
             self._edit(path, line, what, self.dist, before, after, Finding(
-                HOST_PIN_STALE, {"what": what, "dist": self.dist, "old": self.old, "new": self.new},
+                HOST_PIN_STALE, {"what": what, "dist": self.dist, "old": pin, "new": self.new},
                 Location(path, line, snippet=before.strip()), suggestion=f"set {self.dist}=={self.new}"))
-        return "".join(pieces) + text[last:]
+            text = after_text
+        return text
 
 
 def _requirement(item: object) -> Requirement | None:
@@ -299,13 +300,18 @@ def plan_pins(settings: Settings, files: list[str], read: ReadFile, *, old: str,
               host_label: str, metadata: str) -> PinPlan:
     """Every pin statement in the plugin (files relative to the plugin project root) and its edit.
 
-    `files` lists the project's files; pyproject.toml, the regex pin sources and requirement-like
-    text files (setup.py, setup.cfg, requirements*.txt, README*) among them are read.
+    `files` lists the project's files; pyproject.toml and the regex pin sources are read here, and
+    the other statements of the host requirement come from `pinport.pins.find_pins` (setup.py,
+    setup.cfg, requirements files, README install lines), with their character spans.
     """
     planner = _Planner(settings, old, new, host_label, metadata)
     texts: dict[str, tuple[str, str]] = {}
     constants = dict(_regex_sources(settings))
-    for path in sorted(set(files) | {"pyproject.toml"} | set(constants)):
+    by_file: dict[str, list[PinStatement]] = {}
+    for statement in find_pins(read, settings.host_dist, lambda: files):
+        if statement.file != "pyproject.toml" and statement.kind != METADATA:  # PKG-INFO is generated
+            by_file.setdefault(statement.file, []).append(statement)
+    for path in sorted(set(by_file) | {"pyproject.toml"} | set(constants)):
         text = read(path)
         if text is None:
             continue
@@ -315,8 +321,8 @@ def plan_pins(settings: Settings, files: list[str], read: ReadFile, *, old: str,
         if path in constants:
             name = constants[path].pattern.split("\\")[0].split("(")[0].strip() or "pin constant"
             after = planner.regex(path, after, constants[path], f"{name} in {path}")
-        if _TEXT_FILES.match(path):
-            after = planner.plain(path, after)
+        if path in by_file and after == text:
+            after = planner.statements(path, after, by_file[path])
         if after != text:
             texts[path] = (text, after)
     return PinPlan(tuple(sorted(planner.edits, key=lambda e: (e.path, e.line))), texts)

@@ -23,8 +23,8 @@ from ..model.index import IndexCache, load_index, load_indexes
 from ..model.resolve import Resolver
 from ..pins import read_pin
 from ..plugin.model import load_plugin_model
-from ..port.plan import CLEAN, PortItem, file_proposals
-from ..port.run import plan_port
+from ..port.plan import PortItem, file_proposals
+from ..port.run import verified_merges
 from ..scan import Models, scan_models
 from ..sources import (
     Cache,
@@ -56,6 +56,8 @@ class RebaseOptions:
     apply: bool = False
     branch: bool = False
     allow_dirty: bool = False
+    gate: bool = False  # after --apply, run the no-GPU gate on the working tree
+    gate_python: str | None = None  # the gate's interpreter; default: a cached env with the host at NEW
     stops: bool = True
     profile: str | None = None
     host: str | None = None
@@ -100,6 +102,8 @@ class Rebase:
     branch_note: str = ""
     repo_root: Path | None = None
     stops: object | None = None
+    gate: object | None = None  # the gate's result (`pinport.gate.GateResult`) with --gate
+    after: ScanResult | None = None  # the working tree's own scan, when it differs from the base
     seconds: float = 0.0
 
     @property
@@ -175,7 +179,7 @@ def _plugin_models(tree: SourceTree, host: Models, settings: Settings, cache: In
 
 
 def _merges(models: Models, settings: Settings) -> tuple[PortItem, ...]:
-    return tuple(i for i in plan_port(models, settings) if i.status == CLEAN and i.changes)
+    return verified_merges(models, settings)
 
 
 def _prefixed(prefix: str, read: Callable[[str], str | None]) -> Callable[[str], str | None]:
@@ -245,6 +249,8 @@ def run_rebase(options: RebaseOptions, progress: ProgressFn = no_progress) -> Re
     finally:
         if git is not None:
             git.close()
+    if options.gate and not options.apply:
+        raise ConfigError("--gate runs after --apply; give both")
     if options.apply and not at_base:
         raise PinportError("--apply: the working tree does not descend from the chosen base; pass --branch")
     old = options.old_spec or (choice.chosen.pin if choice and choice.chosen else None) or \
@@ -275,7 +281,9 @@ def run_rebase(options: RebaseOptions, progress: ProgressFn = no_progress) -> Re
     if local.is_dir() and at_base:
         if options.apply:
             rebase.applied = _apply(rebase, project, work_tree, settings, index_cache, old, new, metadata)
-        _track(rebase, project, settings, index_cache, old, new, metadata)
+        work = _track(rebase, project, settings, index_cache, old, new, metadata)
+        if options.gate:
+            rebase.gate = _gate(rebase, options, work, project, cache)
     if options.stops:
         from .stops import find_stops
 
@@ -322,15 +330,17 @@ def _apply(rebase: Rebase, project: Path, tree: SourceTree, settings: Settings, 
 
 
 def _track(rebase: Rebase, project: Path, settings: Settings, index_cache: IndexCache, old: str, new: str,
-           metadata: str) -> None:
-    """Tick what the working tree already resolved: findings, pins and merges it no longer needs."""
+           metadata: str) -> Models:
+    """Tick what the working tree already resolved: findings, pins and merges it no longer needs;
+    returns the working tree's models (the base's when they are the same files)."""
     tree = load_directory(project, settings.plugin_package or None)
     base_files = rebase.models.plugin.index.tree.files
     disk = disk_snapshot(project)
     if tree.files == base_files and all(disk.read(p) == rebase.snapshot.read(p) for p in rebase.pins.texts):
-        return  # the working tree is the base: nothing resolved yet
+        return rebase.models  # the working tree is the base: nothing resolved yet
     work = _plugin_models(tree, rebase.models, settings, index_cache)
-    remaining = {f.fingerprint for f in scan_models(work, settings).findings}
+    rebase.after = scan_models(work, settings)
+    remaining = {f.fingerprint for f in rebase.after.findings}
     pins = plan_pins(settings, list(disk.files), disk.read, old=old, new=new, host_label=rebase.host_label_new,
                      metadata=metadata)
     remaining |= {e.finding.fingerprint for e in pins.edits}
@@ -338,3 +348,16 @@ def _track(rebase: Rebase, project: Path, settings: Settings, index_cache: Index
     pending = {(i.copy.plugin.path, i.copy.unit) for i in _merges(work, settings)}
     rebase.merged = frozenset(f"{i.copy.plugin.path}::{i.copy.unit}" for i in rebase.merges
                               if (i.copy.plugin.path, i.copy.unit) not in pending)
+    return work
+
+
+def _gate(rebase: Rebase, options: RebaseOptions, work: Models, project: Path, cache: Cache) -> object:
+    """The no-GPU gate (`pinport.gate`) on the edited working tree, in a real host environment."""
+    from ..gate import make_env, run_gate, use_python
+
+    settings = rebase.settings
+    env = use_python(options.gate_python, settings.host_dist) if options.gate_python else \
+        make_env(settings.host_dist, rebase.new, cache=cache)
+    tree = work.plugin.index.tree
+    return run_gate(tree.root, env, settings, work.plugin, static=rebase.after or rebase.scan,
+                    project_root=project, new_label=rebase.host_label_new)

@@ -13,13 +13,14 @@ from .directory import load_directory
 from .git import is_git_spec, load_git, read_file_at
 from .installed import load_installed
 from .progress import ProgressFn, no_progress
-from .registry import fetch_release, list_versions
+from .registry import cached_releases, fetch_release, list_versions
 from .tree import SourceTree
 
 __all__ = [
     "Cache",
     "ProgressFn",
     "SourceTree",
+    "cached_releases",
     "check_host_spec",
     "check_plugin_spec",
     "fetch_release",

@@ -14,7 +14,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ..errors import NetworkUnavailable, VersionNotFound
+from ..errors import NetworkUnavailable, PinportError, VersionNotFound
 from .archive import Select, extract_tar, extract_zip, safe_relpath
 from .cache import Cache
 from .directory import NOT_PACKAGES, select_packages
@@ -73,6 +73,35 @@ def fetch_release(
     name = f"{canonicalize_name(dist)}-{release_key(wanted)}"
     whole = cache.load(_KINDS[prefer], name, build, progress=progress)
     return select_packages(whole, packages, label, dist)
+
+
+def cached_releases(dist: str, *, cache: Cache, below: str, prefer: str = "wheel",
+                    packages: tuple[str, ...] | None = None) -> list[SourceTree]:
+    """Every final release of `dist` older than `below` that the cache already holds, oldest first;
+    read from the cache only (nothing is downloaded; manifests are trusted, a caller reading one
+    of the files must handle it missing)."""
+    prefix = f"{canonicalize_name(dist)}-"
+    try:
+        limit = Version(below)
+    except InvalidVersion:
+        return []
+    found: list[tuple[Version, SourceTree]] = []
+    for name in cache.names(_KINDS[prefer]):
+        if not name.startswith(prefix):
+            continue
+        try:
+            version = Version(name[len(prefix):])
+        except InvalidVersion:
+            continue
+        if version.is_prerelease or version.is_devrelease or version >= limit:
+            continue
+        whole = cache.read(_KINDS[prefer], name, check_files=False)
+        if whole is not None:
+            try:
+                found.append((version, select_packages(whole, packages, f"{dist} {version}", dist)))
+            except PinportError:
+                continue
+    return [tree for _, tree in sorted(found, key=lambda x: x[0])]
 
 
 def release_key(version: Version) -> str:

@@ -59,6 +59,11 @@ _TEXT_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 def python_lines(text: str) -> list[str]:
     """A source's lines without endings, split where Python's tokenizer splits them (CRLF,
     CR, LF; not at form feeds as `str.splitlines` does), so they are numbered as `ast` numbers them."""
+    if "\r" not in text:  # the common case (and every text `decode_source` made): plain splits
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        return lines
     return [line.rstrip("\r\n") for line in _TEXT_LINE.findall(text)]
 
 

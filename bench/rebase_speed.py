@@ -1,0 +1,91 @@
+"""Speed bar for `pinport rebase`: the whole plan, and the stops alone, as ratios to one warm scan.
+
+    python bench/rebase_speed.py [--plugin 0.3.0] [--old 0.26.0] [--new 0.33.0] [--repeat 2]
+
+The floor is one warm `pinport scan` of the same job, measured in the same run. Each run is a
+fresh interpreter with warm caches (releases downloaded, index filled); best of `--repeat`.
+- rebase: `pinport rebase --plugin arctic-inference==P --new NEW` end to end, plan only (stops,
+  pins, safe-fix plan, clean merges, the four documents); target <= 3 x the warm scan;
+- stops: judging every release between OLD and NEW (0.26 -> 0.33: 7 releases); target <= 3 x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+
+SCAN = r"""
+import os, sys, time
+from pinport.cli.main import main
+plugin, old, new = sys.argv[1:4]
+started = time.perf_counter()
+main(["scan", "--plugin", f"arctic-inference=={plugin}", "--old", old, "--new", new, "--no-progress",
+      "-o", os.devnull])
+print(time.perf_counter() - started)
+"""
+
+REBASE = r"""
+import sys, tempfile, time, contextlib, io
+from pinport.cli.main import main
+plugin, old, new = sys.argv[1:4]
+out = tempfile.mkdtemp()
+started = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["rebase", "--plugin", f"arctic-inference=={plugin}", "--old", old, "--new", new, "--out", out,
+          "--no-progress"])
+print(time.perf_counter() - started)
+"""
+
+STOPS = r"""
+import sys, time
+from pinport.model.index import IndexCache
+from pinport.rebase import RebaseOptions, run_rebase
+from pinport.rebase.stops import find_stops
+from pinport.sources import Cache
+plugin, old, new = sys.argv[1:4]
+rebase = run_rebase(RebaseOptions(f"arctic-inference=={plugin}", old_spec=old, new_spec=new, stops=False))
+cache = Cache()
+started = time.perf_counter()
+stops = find_stops(rebase, cache, IndexCache(cache.path("index", "summaries.sqlite")), lambda *a: None)
+print(time.perf_counter() - started, len(stops.steps) - 1)
+"""
+
+
+def _run(code: str, args: list[str]) -> list[float]:
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
+    return [float(x) for x in done.stdout.split()[-2:]] if code is STOPS else [float(done.stdout.split()[-1])]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plugin", default="0.3.0")
+    parser.add_argument("--old", default="0.26.0")
+    parser.add_argument("--new", default="0.33.0")
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    job = [args.plugin, args.old, args.new]
+    _run(REBASE, job)  # warm every cache once (releases between, summaries, corpora)
+    best: dict[str, float] = {}
+    releases = 0
+    for _ in range(args.repeat):  # interleaved, so load on the machine hits all three alike
+        best["scan"] = min(best.get("scan", 1e9), _run(SCAN, job)[0])
+        best["rebase"] = min(best.get("rebase", 1e9), _run(REBASE, job)[0])
+        seconds, releases = _run(STOPS, job)
+        best["stops"] = min(best.get("stops", 1e9), seconds)
+    floor = best["scan"]
+    report = {"warm_scan_s": round(floor, 2), "rebase_s": round(best["rebase"], 2),
+              "rebase_ratio": round(best["rebase"] / floor, 2), "stops_s": round(best["stops"], 2),
+              "stops_ratio": round(best["stops"] / floor, 2), "intermediate_releases": int(releases),
+              "targets": {"rebase_ratio": 3.0, "stops_ratio": 3.0}}
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    tempfile.tempdir = None
+    started = time.perf_counter()
+    main()
+    print(f"(bench took {time.perf_counter() - started:.0f}s)", file=sys.stderr)

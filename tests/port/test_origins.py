@@ -1,0 +1,88 @@
+"""The right base (#15 part 1): a copy made from a release before OLD is merged from that release,
+so the skipped bump's upstream change is in the proposal, and it is a latent finding of its own."""
+
+from dataclasses import replace
+
+from harness import HOST, PLUGIN, expect, inline_tree, only
+from pinport.checks.forks import ForksCheck
+from pinport.checks.mirrors import MirrorsCheck
+from pinport.config import Settings
+from pinport.findings import Severity, Status
+from pinport.port import CLEAN, plan_port
+from pinport.scan import load_models, scan_models
+from scenarios import ATTN, ATTN_FORK, DRAINING_ENGINE, DRAINING_MIRRORS, DRAINING_STEPS, PATCHING
+
+# 0.5: what the plugin copied; 1.0 (OLD): counts steps per item, a bump the copy skipped; 2.0 (NEW): annotates
+EARLY = DRAINING_ENGINE
+OLD = DRAINING_STEPS
+NEW = DRAINING_STEPS.replace("        outputs = []\n", "        outputs: list = []\n")
+
+
+def models(tmp_path, *, history=True, versions=(EARLY, OLD, NEW), path="host/engine.py",
+           plugin_files=None):
+    settings = Settings(host=HOST, plugin_package=PLUGIN, pin_sources=())
+    trees = {v: replace(inline_tree(tmp_path / v, HOST, f"host {v}", {path: text}), version=v)
+             for v, text in zip(("0.5", "1.0", "2.0"), versions, strict=True)}
+    plugin = inline_tree(tmp_path / "plugin", PLUGIN, "plugin",
+                         plugin_files or {"plug/patch.py": DRAINING_MIRRORS, **PATCHING})
+    loaded = load_models(plugin, trees["1.0"], trees["2.0"], settings, history=(trees["0.5"],) if history else ())
+    return loaded, settings
+
+
+def test_a_copy_from_an_older_release_merges_from_it(tmp_path):
+    loaded, settings = models(tmp_path)
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and (step.origin.version, step.origin.lags) == ("0.5", True)
+    assert step.origin.describe("host 1.0") == "copied from host 0.5 and not updated since: upstream changed it in 1.0"
+    assert step.base_label == "host 0.5" and step.status == CLEAN
+    proposal = "\n".join(step.proposal)
+    assert "self.steps += len(batch)" in proposal  # the skipped bump (0.5 -> 1.0)
+    assert "outputs: list = []" in proposal  # the move itself (1.0 -> 2.0)
+    assert "if item is None:  # plugin: skip padding" in proposal and "self.compute(item) + 1" in proposal
+
+
+def test_merging_from_old_would_drop_the_skipped_bump(tmp_path):
+    loaded, settings = models(tmp_path, history=False)
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is None and "self.steps += len(batch)" not in "\n".join(step.proposal)
+
+
+def test_a_lagging_copy_is_a_latent_finding_naming_its_release(tmp_path):
+    loaded, settings = models(tmp_path)
+    result = scan_models(loaded, settings, extra_checks=(MirrorsCheck(),))
+    expect(result, ["PP1201 warning drift", "PP1204 warning latent"])
+    finding = only(result, "PP1204")
+    assert (finding.status, finding.level) == (Status.LATENT, Severity.WARNING)
+    assert finding.plugin.path == "plug/patch.py" and finding.plugin.unit == "EnginePatch.step"
+    assert (finding.old.path, finding.old.snippet) == ("host/engine.py", "def step(self, batch):")
+    assert finding.new.path == "host/engine.py" and finding.subject == "host.engine.Engine.step"
+    assert finding.args["origin"] == "copied from host 0.5 and not updated since: upstream changed it in 1.0"
+    assert finding.extra["origin"] == "0.5" and finding.extra["changed_in"] == ["1.0"]
+    assert "-        self.steps += 1" in finding.details and "+        self.steps += len(batch)" in finding.details
+    # drain was copied from 0.5 too, but 1.0 did not change it: current, no finding
+    assert [f.plugin.unit for f in result.findings if f.code == "PP1204"] == ["EnginePatch.step"]
+
+
+def test_without_the_history_there_is_no_lag_finding(tmp_path):
+    loaded, settings = models(tmp_path, history=False)
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["PP1201 warning drift", "no PP1204"])
+
+
+def test_a_fork_of_an_older_release_is_a_latent_finding(tmp_path):
+    old = ATTN.replace("return output * self.scale", "return (output * self.scale).float()")
+    new = old.replace("lengths = metadata.seq_lens", "lengths = metadata.seq_lens_cpu")
+    loaded, settings = models(tmp_path, versions=(ATTN, old, new), path="host/attn.py",
+                              plugin_files={"plug/tree_attn.py": ATTN_FORK})
+    result = scan_models(loaded, settings, extra_checks=(ForksCheck(),))
+    expect(result, ["PP0801 warning drift", "PP0807 warning latent"])
+    lag = only(result, "PP0807")
+    assert (lag.plugin.path, lag.subject, lag.old.path, lag.new.path) == (
+        "plug/tree_attn.py", "host.attn", "host/attn.py", "host/attn.py")
+    assert lag.args["origin"] == "copied from host 0.5 and not updated since: upstream changed it in 1.0"
+    assert "+        return (output * self.scale).float()" in lag.details
+    [fork] = plan_port(loaded, settings)
+    assert fork.base_label == "host 0.5" and "(output * self.scale).float()" in fork.merge.text
+    assert "metadata.seq_lens_cpu" in fork.merge.text and fork.status == CLEAN
+    current, settings = models(tmp_path / "current", versions=(old, old, new), path="host/attn.py",
+                               plugin_files={"plug/tree_attn.py": ATTN_FORK})
+    expect(scan_models(current, settings, extra_checks=(ForksCheck(),)), ["PP0801 warning drift", "no PP0807"])

@@ -1,0 +1,71 @@
+"""Phase 0 pins: every statement of the host pin found and moved, torch/protobuf aligned, layout kept."""
+
+from __future__ import annotations
+
+import textwrap
+
+from pinport.config import PinSource, Settings
+from pinport.rebase.pins import host_requirements, plan_pins
+
+SETTINGS = Settings(pin_sources=(PinSource("regex", file="plug/version.py", pattern=r"PIN = '([^']+)'"),
+                                 PinSource("requirement", extra="vllm")))
+METADATA = ("Name: vllm\nRequires-Dist: torch==2.14.0\nRequires-Dist: protobuf!=6.30.*,>=5.29.6\n"
+            "Requires-Dist: pytest; extra == 'test'\n")
+
+FILES = {
+    "pyproject.toml": textwrap.dedent("""
+        [build-system]
+        requires = ["setuptools", "torch~=2.11.0",  # build against the host's torch
+                    "protobuf==5.29.6"]
+        [project]
+        name = "plug"
+        dependencies = ["numpy"]
+        [project.optional-dependencies]
+        vllm = ['vllm==0.26.0']   # the pin
+        legacy = ["vllm==0.18.0", "torch==2.10.0"]
+        """).lstrip(),
+    "plug/version.py": "PIN = '0.26.0'\n",
+    "setup.py": "from setuptools import setup\nsetup(install_requires=['vllm==0.26.0', 'rich'])\n",
+    "requirements.txt": "rich\nvllm == 0.26.0  # keep in step\n",
+    "requirements-old.txt": "vllm==0.9.2\n",
+    "README.md": "# plug\n\n```\npip install vllm==0.26.0 plug\n```\nWorks with vllm 0.26.0.\n",
+}
+
+
+def _plan():
+    return plan_pins(SETTINGS, sorted(FILES), FILES.get, old="0.26.0", new="0.33.0", host_label="vllm 0.33.0",
+                     metadata=METADATA)
+
+
+def test_every_statement_of_the_pin_and_only_the_version_characters() -> None:
+    plan = _plan()
+    edits = [(e.path, e.line, e.finding.code, e.before, e.after) for e in plan.edits]
+    assert edits == [
+        ("README.md", 4, "PP0020", "pip install vllm==0.26.0 plug", "pip install vllm==0.33.0 plug"),
+        ("plug/version.py", 1, "PP0020", "PIN = '0.26.0'", "PIN = '0.33.0'"),
+        ("pyproject.toml", 2, "PP0021", 'requires = ["setuptools", "torch~=2.11.0",  # build against the host\'s torch',
+         'requires = ["setuptools", "torch==2.14.0",  # build against the host\'s torch'),
+        ("pyproject.toml", 8, "PP0020", "vllm = ['vllm==0.26.0']   # the pin", "vllm = ['vllm==0.33.0']   # the pin"),
+        ("pyproject.toml", 9, "PP0023", 'legacy = ["vllm==0.18.0", "torch==2.10.0"]', ""),
+        ("requirements.txt", 2, "PP0020", "vllm == 0.26.0  # keep in step", "vllm == 0.33.0  # keep in step"),
+        ("setup.py", 2, "PP0020", "setup(install_requires=['vllm==0.26.0', 'rich'])",
+         "setup(install_requires=['vllm==0.33.0', 'rich'])"),
+    ]
+    # the prose line "Works with vllm 0.26.0." is not an install line; the old requirements file pins 0.9.2
+    assert plan.texts["README.md"][1].endswith("Works with vllm 0.26.0.\n")
+    assert "requirements-old.txt" not in plan.texts
+    torch = next(e.finding for e in plan.edits if e.package == "torch")
+    assert (torch.args["current"], torch.args["required"]) == ("torch~=2.11.0", "==2.14.0")
+    # protobuf==5.29.6 is inside vLLM 0.33.0's range: no finding; the legacy extra is left alone whole
+    assert not [e for e in plan.edits if e.package == "protobuf"]
+    assert 'legacy = ["vllm==0.18.0", "torch==2.10.0"]' in plan.texts["pyproject.toml"][1]
+    identities = [e.finding.fingerprint for e in plan.edits]
+    assert len(set(identities)) == len(identities)
+
+
+def test_already_at_new_is_no_edit_and_metadata_extras_are_not_requirements() -> None:
+    moved = {path: after for path, (_, after) in _plan().texts.items()}
+    again = plan_pins(SETTINGS, sorted(FILES), lambda p: moved.get(p, FILES.get(p)), old="0.26.0", new="0.33.0",
+                      host_label="vllm 0.33.0", metadata=METADATA)
+    assert again.texts == {} and [e.finding.code for e in again.edits] == ["PP0023"]
+    assert sorted(host_requirements(METADATA)) == ["protobuf", "torch"]
