@@ -195,3 +195,63 @@ def test_per_release_copies_of_another_release_are_not_imported(files, expected,
     plugin = inline_tree(tmp_path / "plugin", "plug", "plugin", files)
     result = scan_models(load_models(plugin, old, new, config), config, extra_checks=(CallsCheck(),), strict=True)
     expect(result, expected)
+
+
+# -- sys.modules stand-ins: the plugin installs its own module under a host name (vllm-rbln 0.12.0) --
+
+LOADER = ("import importlib\nimport sys\n\n\ndef alias(name, module):\n    sys.modules.setdefault(name, module)\n"
+          "    parent, _, attr = name.rpartition('.')\n    setattr(importlib.import_module(parent), attr, module)\n")
+USES_STAND_IN = "from host.configs.extra import ExtraConfig\n"
+
+
+@pytest.mark.parametrize(("installer", "expected"), [
+    # through a helper in another plugin module, keyed by a module constant
+    ("from plug import _config\nfrom plug.loader import alias\n\nNAME = 'host.configs.extra'\n\nalias(NAME, _config)\n",
+     ["no PP0401"]),
+    # directly
+    ("import sys\n\nfrom plug import _config\n\nsys.modules['host.configs.extra'] = _config\n", ["no PP0401"]),
+    # negative twin: nothing installs the module, so the import fails
+    ("from plug import _config\n", ["PP0401 error latent"]),
+])
+def test_sys_modules_stand_in_makes_the_host_name_importable(installer, expected):
+    from pinport.checks.imports import ImportsCheck
+    host = {"host/configs/__init__.py": ""}
+    plugin = {"plug/loader.py": LOADER, "plug/_config.py": "class ExtraConfig:\n    pass\n",
+              "plug/install.py": installer, "plug/model.py": USES_STAND_IN}
+    expect(run_scan(host, host, plugin, checks=(ImportsCheck(),)), expected)
+
+
+# -- class-path strings the host imports by name (vllm-spyre worker_cls, vllm-lens worker_extension_cls,
+#    vllm-rbln ModelRegistry.register_model(arch, "mod:Cls")) must resolve in the plugin --
+
+PLATFORM = """
+from host.registry import ModelRegistry
+
+MODEL = "plug.models:MyModel"
+
+
+class Platform:
+    @classmethod
+    def check_and_update_config(cls, vllm_config):
+        vllm_config.parallel_config.worker_cls = "plug.worker.{worker}"
+        ModelRegistry.register_model("Arch", MODEL)
+        return dict(worker_extension_cls="plug.worker.Extension")
+"""
+CLASS_PATH_PLUGIN = {"plug/worker.py": "class MyWorker:\n    pass\n\n\nclass Extension:\n    pass\n",
+                     "plug/models.py": "class MyModel:\n    pass\n"}
+REGISTRY = {"host/registry.py": "class ModelRegistry:\n    @staticmethod\n    def register_model(arch, path):\n"
+                                "        pass\n"}
+
+
+@pytest.mark.parametrize(("worker", "models", "expected"), [
+    ("MyWorker", "class MyModel:\n    pass\n", ["no PP0006"]),
+    ("OldWorker", "class MyModel:\n    pass\n", ["PP0006 error latent"]),  # renamed, the string not
+    ("MyWorker", "class Other:\n    pass\n", ["PP0006 error latent"]),  # "mod:Cls" form, via a constant
+])
+def test_class_path_strings_resolve_in_the_plugin(worker, models, expected):
+    from pinport.checks.aliases import AliasesCheck
+    plugin = {**CLASS_PATH_PLUGIN, "plug/models.py": models, "plug/platform.py": PLATFORM.format(worker=worker)}
+    result = run_scan(REGISTRY, REGISTRY, plugin, checks=(AliasesCheck(),))
+    expect(result, expected)
+    for f in result.findings:
+        assert f.plugin.path == "plug/platform.py" and f.args["path"] in ("plug.worker.OldWorker", "plug.models.MyModel")

@@ -25,7 +25,11 @@ TARGET_MISSING = Kind("PP0003", "PatchTargetMissing", "`{plugin_class}` targets 
 TARGET_KIND = Kind("PP0004", "PatchTargetNotAClass", "`{plugin_class}` targets `{target}`, which is a {kind} "
                    "in {label}, not a class or module", Severity.ERROR, None, NAME)
 
-KINDS = (ALIAS_MISSING, TARGET_MISSING, TARGET_KIND)
+CLASS_PATH_MISSING = Kind("PP0006", "ClassPathUnresolved", "the host is told to load `{path}` ({how}), which "
+                          "the plugin does not define: ImportError or AttributeError when the host loads it",
+                          Severity.ERROR, None, NAME)
+
+KINDS = (ALIAS_MISSING, TARGET_MISSING, TARGET_KIND, CLASS_PATH_MISSING)
 
 
 class AliasesCheck:
@@ -36,6 +40,11 @@ class AliasesCheck:
     description = "every original-alias and every patch target resolves, through inheritance"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        for class_path in ctx.plugin.surface.class_paths:  # judged on the plugin: the same on both sides
+            if ctx.facts.plugin_resolver.resolve(class_path.path) is None:
+                yield Finding(CLASS_PATH_MISSING, {"path": class_path.path, "how": class_path.how},
+                              class_path.site, subject=class_path.path,
+                              suggestion="point the string at the class's module and name")
         host = ctx.host
         for target in ctx.plugin.surface.targets:
             sym = host.resolve(target.target)

@@ -45,7 +45,7 @@ class ImportsCheck:
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
         provided = ctx.plugin.surface.provided()
         for imp in ctx.plugin.surface.imports:
-            if imp.path in provided:
+            if imp.path in provided or ctx.plugin.surface.stands_in(imp.path):
                 continue
             finding = self._check_path(ctx, imp.path, imp.is_module_import)
             if finding is not None:

@@ -19,11 +19,24 @@ from ..findings import Location
 from ..model.index import CodeIndex
 from ..model.parse import dotted, function_info, resolve_relative, signature_of
 from ..model.summary import BindingKind, FunctionInfo
-from .records import Guard, HostImport, HostUse, Patch, PatchKind, PatchTarget, Replacement
+from .records import (
+    ClassPath,
+    Guard,
+    HostImport,
+    HostUse,
+    Patch,
+    PatchKind,
+    PatchTarget,
+    Replacement,
+    StandIn,
+)
 
 _GUARD_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
 _WRAPPERS = ("staticmethod", "classmethod")
 _OOT = "register_oot"
+# settings and arguments whose string value is a class the host imports by path
+_CLASS_PATH_NAMES = frozenset({"worker_cls", "worker_extension_cls", "scheduler_cls", "class_path",
+                               "model_runner_cls", "executor_cls", "platform_cls"})
 
 
 def oot_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] | None:
@@ -46,6 +59,12 @@ class PluginSurface:
     patches: list[Patch] = field(default_factory=list)
     uses: list[HostUse] = field(default_factory=list)
     replacements: list[Replacement] = field(default_factory=list)
+    stand_ins: list[StandIn] = field(default_factory=list)
+    class_paths: list[ClassPath] = field(default_factory=list)
+
+    def stands_in(self, path: str) -> bool:
+        """Whether a host path lies in a module the plugin itself installs under that name."""
+        return any(path == s.host_module or path.startswith(s.host_module + ".") for s in self.stand_ins)
 
     def provided(self) -> set[str]:
         """Host paths the plugin itself creates (patch members, assignments): they exist once patched."""
@@ -108,6 +127,9 @@ class _Walker(ast.NodeVisitor):
         self.functions: dict[str, FunctionInfo] = {}  # plugin functions by qualified name
         self.oot_helpers: dict[str, tuple[int, int]] = {}  # helper -> (host param, plugin param) positions
         self.probe_guarded: set[str] = set()  # functions every call of which is under a host probe
+        self.constants: dict[str, str] = {}  # module-level NAME = "string"
+        self.tops: set[str] = set()  # the plugin's top-level packages: class paths into them are checked
+        self.stand_in_helpers: dict[str, int] = {}  # def f(name, mod): sys.modules[name] = mod -> position
 
     # -- helpers -------------------------------------------------------------------------------
     def loc(self, node: ast.AST) -> Location:
@@ -287,6 +309,11 @@ class _Walker(ast.NodeVisitor):
     # -- assignments and setattr ---------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
+            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+            if name in _CLASS_PATH_NAMES:
+                self._class_path(node, node.value, name)
+            if isinstance(target, ast.Subscript) and dotted(target.value) == "sys.modules":
+                self._stand_in(node, target.slice)
             if isinstance(target, ast.Attribute) and not self._in_class_body():
                 owner = self.host_path(target.value)
                 if owner:
@@ -357,8 +384,38 @@ class _Walker(ast.NodeVisitor):
             return None
         return module, name
 
+    # -- sys.modules stand-ins ----------------------------------------------------------------------
+    def _stand_in(self, node: ast.AST, key: ast.expr) -> None:
+        name = self.constants.get(key.id) if isinstance(key, ast.Name) else (
+            key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None)
+        if name and self.names.is_host(name):
+            self.out.stand_ins.append(StandIn(self.loc(node), name, self.module))
+
+    # -- class-path strings ----------------------------------------------------------------------
+    def _class_path(self, node: ast.AST, value: ast.expr, how: str) -> None:
+        text = self.constants.get(value.id) if isinstance(value, ast.Name) else (
+            value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None)
+        if not text or " " in text or not (":" in text or "." in text):
+            return
+        path = text.replace(":", ".")
+        top = path.split(".")[0]
+        if top in self.tops and all(p.isidentifier() for p in path.split(".")):
+            self.out.class_paths.append(ClassPath(self.loc(node), path, how))
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if node.arg in _CLASS_PATH_NAMES:
+            self._class_path(node.value, node.value, node.arg)
+        self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "register_model" and len(node.args) >= 2:
+            self._class_path(node, node.args[1], "register_model")
         self._oot_call(node)
+        func = dotted(node.func)
+        if func == "sys.modules.setdefault" and node.args:
+            self._stand_in(node, node.args[0])
+        elif isinstance(node.func, ast.Name) and node.func.id in self.stand_in_helpers and node.args:
+            self._stand_in(node, node.args[self.stand_in_helpers[node.func.id]])
         if (dotted(node.func) == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant)
                 and isinstance(node.args[1].value, str)):
             owner = self.host_path(node.args[0])
@@ -375,6 +432,42 @@ class _Walker(ast.NodeVisitor):
                 self.out.uses.append(HostUse(self.loc(node), path, base, self.guard))
                 return  # the longest chain only; its prefixes are implied
         self.generic_visit(node)
+
+
+def _stand_in_helpers(index: CodeIndex, module: str) -> dict[str, int]:
+    """Functions of a plugin module that install their argument into sys.modules: name -> position."""
+    tree = index.parsed(module) if module in index.modules else None
+    out: dict[str, int] = {}
+    for stmt in tree.body if tree is not None and "sys.modules" in index.source(module) else ():
+        if not isinstance(stmt, ast.FunctionDef):
+            continue
+        params = [a.arg for a in stmt.args.args]
+        for sub in ast.walk(stmt):
+            key = None
+            if isinstance(sub, ast.Call) and dotted(sub.func) in ("sys.modules.setdefault",) and sub.args:
+                key = sub.args[0]
+            elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store) and dotted(sub.value) == "sys.modules":
+                key = sub.slice
+            if isinstance(key, ast.Name) and key.id in params:
+                out[stmt.name] = params.index(key.id)
+                break
+    return out
+
+
+@dataclass(frozen=True)
+class _Imported:
+    module: str
+
+
+def _plugin_imports(tree: ast.Module, module: str, index: CodeIndex) -> list[_Imported]:
+    """Plugin modules a module imports names from (`from pkg.loader import helper`)."""
+    out = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom):
+            base = resolve_relative(module, index.is_package(module), stmt.level, stmt.module)
+            if base in index.modules:
+                out.append(_Imported(base))
+    return out
 
 
 _PROBES = ("find_spec", "hasattr", "getattr")
@@ -420,6 +513,12 @@ def discover(index: CodeIndex, modules: list[str], settings: Settings) -> Plugin
             continue
         walker = _Walker(module, index.paths[module], names, settings, out, index.lines(module))
         walker.probe_guarded = probe_guarded(tree)
+        walker.tops = {m.split(".")[0] for m in modules}
+        walker.constants = {t.id: stmt.value.value for stmt in tree.body if isinstance(stmt, ast.Assign)
+                            and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+                            for t in stmt.targets if isinstance(t, ast.Name)}
+        for module_name in (module, *{i.module for i in _plugin_imports(tree, module, index)}):
+            walker.stand_in_helpers.update(_stand_in_helpers(index, module_name))
         # Module-level functions first, so `Target.x = fn` can find `fn` defined later in the file.
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):

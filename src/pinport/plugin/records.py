@@ -90,3 +90,22 @@ class Replacement:
     plugin_module: str
     plugin_class: str  # qualified name in plugin_module
     how: str
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """A plugin module put into `sys.modules` under a host module's name: importing that name works."""
+
+    site: Location
+    host_module: str  # the host dotted name it stands in for
+    plugin_module: str  # where the statement is
+
+
+@dataclass(frozen=True)
+class ClassPath:
+    """A class the host loads by a dotted-path string the plugin gives it (`worker_cls = "pkg.mod.Cls"`,
+    `ModelRegistry.register_model(arch, "pkg.mod:Cls")`): it must resolve in the plugin."""
+
+    site: Location
+    path: str  # "pkg.mod.Cls" (a "pkg.mod:Cls" string normalised)
+    how: str  # the keyword, attribute or call that names it
