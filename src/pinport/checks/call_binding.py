@@ -142,7 +142,7 @@ class CallsCheck:
     def _unit(self, shared: _Context, module: str, unit: Unit) -> Iterator[Finding]:
         ctx = shared.ctx
         plugin = ctx.plugin
-        facts = ctx.facts.plugin_unit_facts(module, unit)
+        facts = ctx.facts.plugin_unit_walk(module, unit)
         if not facts.calls:
             return
         local = {k: plugin.names.follow(v) for k, v in local_imports(

@@ -86,7 +86,7 @@ class LoadTimingCheck:
         unit = next((u for u in ctx.host.units(loader.module) if u.qualname == loader.qualname), None)
         if unit is None:
             return
-        facts = ctx.host.unit_facts(loader.module, unit)
+        facts = ctx.host.walk_unit(loader.module, unit)
         early = [c for c in facts.calls if c.lineno < loader.line]
         if not early:
             return

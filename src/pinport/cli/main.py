@@ -28,11 +28,6 @@ from .progress import progress_reporter
 EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 1, 2, 130
 
 
-def _fail(message: str) -> None:
-    click.echo(f"pinport: error: {message}", err=True)
-    sys.exit(EXIT_ERROR)
-
-
 def _exit_code(result: ScanResult, fail_on: str) -> int:
     threshold = Severity(fail_on).rank
     return EXIT_FINDINGS if any(f.level.rank <= threshold for f in result.findings) else 0

@@ -29,7 +29,7 @@ from .resolve import (
     own_member,
 )
 from .summary import ClassInfo, FunctionInfo
-from .units import Unit, UnitFacts, call_name, iter_units, spans, unit_facts
+from .units import Unit, UnitWalk, call_name, iter_units, spans, walk_unit
 
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
 _SETATTR = re.compile(r"setattr\(\s*self\s*,\s*([A-Za-z_]\w*)\s*,")
@@ -260,9 +260,9 @@ class HostView:
             return list(iter_units(tree)) if tree is not None else []
         return self.memo(("units", module), build)
 
-    def unit_facts(self, module: str, unit: Unit) -> UnitFacts:
+    def walk_unit(self, module: str, unit: Unit) -> UnitWalk:
         """One walk over a unit: its calls, imports, assignments, guards (kept on the index)."""
-        return unit_facts(self.index, module, unit)
+        return walk_unit(self.index, module, unit)
 
     def function_node(self, sym: Symbol) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The parsed `def` of a host function or method symbol."""
@@ -281,7 +281,7 @@ class HostView:
                 for unit in self.units(module) if where else ():
                     if unit.node is None or not any(spans(unit, ln) for ln in where):
                         continue
-                    lines = [c.lineno for c in self.unit_facts(module, unit).calls if call_name(c) == name]
+                    lines = [c.lineno for c in self.walk_unit(module, unit).calls if call_name(c) == name]
                     if lines:
                         out.append((module, unit, min(lines)))
             return out
