@@ -1,19 +1,177 @@
-"""Settings: built-in defaults, then a profile, then `[tool.pinport]`, then command-line flags."""
+"""Settings: built-in defaults, then a profile, then `[tool.pinport]`, then command-line flags.
+
+Every setting is declared once, as a field of `Settings` whose `setting(default, rule)` says
+what a value must be; the same rule checks a profile, `[tool.pinport]` and a flag, before any
+work starts, so a wrong value is one line `pinport: error: ...`, not a crash mid-scan. Adding a
+setting is one line: `name: type = setting(default, rule)`. A sub-table (`[tool.pinport.gate]`)
+is a frozen dataclass of its own settings, declared with `setting(Sub(), table(Sub))`.
+"""
 
 from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable
-from dataclasses import dataclass, fields, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from packaging.utils import canonicalize_name
 
 from .errors import ConfigError
 
-_CODE = re.compile(r"^[A-Z]+[0-9]*$")
+# A rule turns a raw TOML (or flag) value into the setting's typed value, or raises ConfigError
+# naming `where` ("pyproject.toml [tool.pinport] 'host'"); it never sees other settings.
+Rule = Callable[[Any, str], Any]
+
+_SEVERITIES = ("error", "warning", "info")  # findings.Severity's values (config sits below findings)
+_CODE = re.compile(r"^[A-Z]+[0-9]*$")  # a finding code or code prefix (PP0101, PP01, PP)
+_DISTRIBUTION = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)  # PEP 508 names
 
 
+def setting(default: Any, rule: Rule) -> Any:
+    """A `Settings` field: its default and the rule every value given for it must pass."""
+    if isinstance(default, list | dict | set):
+        raise TypeError("settings are frozen: give a tuple, not a list")
+    return field(default=default, metadata={"rule": rule})
+
+
+# -- rules -------------------------------------------------------------------------------------
+def text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be a string, not {_kind(value)}")
+    if "\0" in value or any(ord(c) < 32 and c not in "\t" for c in value):
+        raise ConfigError(f"{where} holds control characters")
+    return value
+
+
+def nonempty(value: Any, where: str) -> str:
+    value = text(value, where)
+    if not value.strip():
+        raise ConfigError(f"{where} must not be empty")
+    return value
+
+
+def dotted_name(value: Any, where: str) -> str:
+    """An importable dotted name (`vllm`, `arctic_inference.patches`): ASCII identifiers only."""
+    value = nonempty(value, where)
+    if not all(part.isidentifier() and part.isascii() for part in value.split(".")):
+        raise ConfigError(f"{where} must be a Python package name like 'vllm' or 'pkg.sub', not {value!r}")
+    return value
+
+
+def optional(rule: Rule) -> Rule:
+    """The rule, or "" for "not set"."""
+    return lambda value, where: "" if value == "" else rule(value, where)
+
+
+def distribution(value: Any, where: str) -> str:
+    """A package-index project name (PEP 508: letters, digits, '.', '_', '-')."""
+    value = nonempty(value, where)
+    if not _DISTRIBUTION.match(value):
+        raise ConfigError(f"{where} must be a distribution name like 'vllm' or 'arctic-inference', not {value!r}")
+    return value
+
+
+def one_of(*choices: str) -> Rule:
+    def rule(value: Any, where: str) -> str:
+        if text(value, where) not in choices:
+            raise ConfigError(f"{where} must be one of {', '.join(choices)}, not {value!r}")
+        return value
+    return rule
+
+
+def fraction(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ConfigError(f"{where} must be a number in (0, 1], not {value!r}")
+    return float(value)
+
+
+def relative_path(value: Any, where: str) -> str:
+    """A path inside the plugin tree: relative, no `..`, POSIX separators ("" = not set)."""
+    value = text(value, where)
+    if value and (value.startswith(("/", "\\", "~")) or ".." in PurePosixPath(value.replace("\\", "/")).parts
+                  or re.match(r"^[A-Za-z]:", value)):
+        raise ConfigError(f"{where} must be a path inside the plugin tree, not {value!r}")
+    return value
+
+
+def pattern(groups: int = 0) -> Rule:
+    """A regular expression that compiles and has at least `groups` capturing groups."""
+    def rule(value: Any, where: str) -> str:
+        value = nonempty(value, where)
+        try:
+            compiled = re.compile(value)
+        except re.error as exc:
+            raise ConfigError(f"{where} is not a valid regular expression ({exc})") from None
+        if compiled.groups < groups:
+            raise ConfigError(f"{where} needs a capturing group ( ... ) around the version: {value!r}")
+        return value
+    return rule
+
+
+def strings(item: Rule = text) -> Rule:
+    """A list of values each passing `item`, kept as a tuple."""
+    def rule(value: Any, where: str) -> tuple:
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{where} must be a list, not {_kind(value)}")
+        return tuple(item(v, f"{where}[{i}]") for i, v in enumerate(value))
+    return rule
+
+
+def table(cls: type) -> Rule:
+    """A TOML table read into the frozen dataclass `cls`, each key checked by its own rule."""
+    def rule(value: Any, where: str) -> Any:
+        if isinstance(value, cls):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where} must be a table, not {_kind(value)}")
+        return cls(**_coerce(cls, value, where))
+    return rule
+
+
+def records(cls: type) -> Rule:
+    """An array of tables (`[[pin-sources]]`), each read into `cls` by `table(cls)`."""
+    one = table(cls)
+
+    def rule(value: Any, where: str) -> tuple:
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{where} must be an array of tables, not {_kind(value)}")
+        return tuple(one(v, f"{where}[{i}]") for i, v in enumerate(value))
+    return rule
+
+
+def codes(value: Any, where: str) -> tuple[str, ...]:
+    """Finding codes or code prefixes, upper-cased (`pp01` -> `PP01`)."""
+    if not isinstance(value, list | tuple):
+        raise ConfigError(f"{where} must be a list of finding codes, not {_kind(value)}")
+    return check_codes(strings(text)(value, where), where)
+
+
+def check_codes(items: Iterable[str], origin: str) -> tuple[str, ...]:
+    """Codes or code prefixes, upper-cased (`pp01` -> `PP01`); anything else is a one-line ConfigError."""
+    out = []
+    for code in items:
+        code = code.strip().upper()
+        if not _CODE.match(code):
+            raise ConfigError(f"{origin}: '{code}' is not a finding code or code prefix (like PP0101 or PP01)")
+        out.append(code)
+    return tuple(out)
+
+
+def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a table of glob = [codes]")
+    return tuple((text(glob, where), codes(items, f"{where} {glob!r}")) for glob, items in value.items())
+
+
+def _kind(value: Any) -> str:
+    return {str: "a string", bool: "true/false", int: "a number", float: "a number", list: "a list",
+            dict: "a table"}.get(type(value), type(value).__name__)
+
+
+# -- the settings ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PinSource:
     """Where the plugin states its exact host pin.
@@ -23,34 +181,59 @@ class PinSource:
     kind "regex": group 1 of `pattern` in `file` (e.g. a VLLM_PATCH_VERSION constant).
     """
 
-    kind: str
-    extra: str = ""
-    file: str = ""
-    pattern: str = ""
+    kind: str = setting("", one_of("requirement", "regex"))
+    extra: str = setting("", text)
+    file: str = setting("", relative_path)
+    pattern: str = setting("", optional(pattern(groups=1)))
+
+    def __post_init__(self) -> None:
+        if self.kind == "regex" and not (self.file and self.pattern):
+            raise ConfigError("a pin source of kind 'regex' needs 'file' and 'pattern'")
+
+
+@dataclass(frozen=True)
+class DeclaredFork:
+    """A plugin file declared to be a fork of a host file (both relative to their trees)."""
+
+    plugin: str = setting("", relative_path)
+    host: str = setting("", relative_path)
+
+
+def _forks(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    declared = records(DeclaredFork)(value, where)
+    for i, fork in enumerate(declared):
+        if not (fork.plugin and fork.host):
+            raise ConfigError(f"{where}[{i}] needs 'plugin' and 'host'")
+    return tuple((fork.plugin, fork.host) for fork in declared)
 
 
 @dataclass(frozen=True)
 class Settings:
     """Everything a scan needs to know about the plugin and its host; frozen once loaded."""
 
-    host: str = "vllm"  # the host package (import name)
-    host_distribution: str = ""  # its registry name when it differs from `host`
-    plugin_package: str = ""  # the plugin's import package; found from the tree when empty
-    skip: tuple[str, ...] = ()  # plugin sub-packages not scanned (relative dotted names)
-    extend_skip: tuple[str, ...] = ()  # more sub-packages not scanned, added to `skip`
-    select: tuple[str, ...] = ()  # finding codes or prefixes reported (empty: all)
-    extend_select: tuple[str, ...] = ()  # codes added to `select`
-    ignore: tuple[str, ...] = ()  # codes or prefixes never reported
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (plugin path glob, codes) accepted
-    patch_helpers: tuple[str, ...] = ("ArcticPatch",)  # class P(Helper[Target]) idiom
-    pin_sources: tuple[PinSource, ...] = (PinSource("requirement", extra="*"),)
-    fail_on: str = "error"  # lowest severity that makes the exit code 1
-    mirror_threshold: float = 0.6
-    fork_threshold: float = 0.5
-    forks: tuple[tuple[str, str], ...] = ()  # declared (plugin file, host file) pairs
-    rebase_branch_pattern: str = "rebase/vllm_v*"
-    probes_file: str = ""
-    profile: str = ""
+    host: str = setting("vllm", dotted_name)  # the host package (import name)
+    host_distribution: str = setting("", optional(distribution))  # its registry name when it differs
+    plugin_package: str = setting("", optional(dotted_name))  # the plugin's package; found when empty
+    skip: tuple[str, ...] = setting((), strings(dotted_name))  # plugin sub-packages not scanned
+    extend_skip: tuple[str, ...] = setting((), strings(dotted_name))  # more sub-packages, added to `skip`
+    select: tuple[str, ...] = setting((), codes)  # finding codes or prefixes reported (empty: all)
+    extend_select: tuple[str, ...] = setting((), codes)  # codes added to `select`
+    ignore: tuple[str, ...] = setting((), codes)  # codes or prefixes never reported
+    # (plugin path glob, codes) accepted
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = setting((), _per_file_ignores)
+    patch_helpers: tuple[str, ...] = setting(("ArcticPatch",), strings(dotted_name))  # P(Helper[Target])
+    pin_sources: tuple[PinSource, ...] = setting((PinSource("requirement", extra="*"),), records(PinSource))
+    fail_on: str = setting("error", one_of(*_SEVERITIES))  # lowest severity that makes the exit code 1
+    mirror_threshold: float = setting(0.6, fraction)
+    fork_threshold: float = setting(0.5, fraction)
+    forks: tuple[tuple[str, str], ...] = setting((), _forks)  # declared (plugin file, host file) pairs
+    rebase_branch_pattern: str = setting("rebase/vllm_v*", nonempty)
+    probes_file: str = setting("", relative_path)
+    profile: str = setting("", optional(dotted_name))
+
+    def __post_init__(self) -> None:
+        if not self.host_distribution and not _DISTRIBUTION.match(self.host):
+            raise ConfigError(f"host {self.host!r} is not a package-index name; set host-distribution too")
 
     @property
     def host_dist(self) -> str:
@@ -62,76 +245,28 @@ class Settings:
         return (*self.skip, *self.extend_skip)
 
 
-_LIST_FIELDS = {"skip", "extend_skip", "patch_helpers"}
-_CODE_FIELDS = {"select", "extend_select", "ignore"}
+def _rules(cls: type) -> dict[str, Rule]:
+    return {f.name: f.metadata["rule"] for f in fields(cls) if "rule" in f.metadata}
 
 
-def _coerce(raw: dict, origin: str) -> dict:
-    known = {f.name for f in fields(Settings)}
+def _coerce(cls: type, raw: Mapping, origin: str) -> dict:
+    """Each raw key checked by its field's rule; unknown keys are errors (a typo must not pass)."""
+    rules = _rules(cls)
     out: dict = {}
     for key, value in raw.items():
-        name = key.replace("-", "_")
-        if name not in known:
-            raise ConfigError(f"{origin}: unknown setting '{key}'")
-        if name in _LIST_FIELDS:
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{origin}: '{key}' must be a list of strings")
-            value = tuple(value)
-        elif name in _CODE_FIELDS:
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{origin}: '{key}' must be a list of finding codes")
-            value = check_codes(value, f"{origin} '{key}'")
-        elif name == "per_file_ignores":
-            value = _per_file_ignores(value, origin)
-        elif name == "pin_sources":
-            try:
-                value = tuple(PinSource(**{k.replace("-", "_"): v for k, v in item.items()})
-                              for item in value)
-            except (TypeError, AttributeError) as exc:
-                raise ConfigError(f"{origin}: bad 'pin-sources' entry ({exc})") from None
-        elif name == "forks":
-            try:
-                value = tuple((str(item["plugin"]), str(item["host"])) for item in value)
-            except (TypeError, KeyError):
-                raise ConfigError(f"{origin}: 'forks' entries need 'plugin' and 'host'") from None
-        elif name in ("mirror_threshold", "fork_threshold"):
-            if not isinstance(value, int | float) or not 0 < value <= 1:
-                raise ConfigError(f"{origin}: '{key}' must be a number in (0, 1]")
-            value = float(value)
-        elif not isinstance(value, str):
-            raise ConfigError(f"{origin}: '{key}' must be a string")
-        out[name] = value
+        name = str(key).replace("-", "_")
+        if name not in rules:
+            known = ", ".join(sorted(n.replace("_", "-") for n in rules))
+            raise ConfigError(f"{origin}: unknown setting '{key}' (known: {known})")
+        out[name] = rules[name](value, f"{origin} '{key}'")
     return out
 
 
-def _per_file_ignores(value: object, origin: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    if not isinstance(value, dict) or not all(
-            isinstance(codes, list) and all(isinstance(c, str) for c in codes) for codes in value.values()):
-        raise ConfigError(f"{origin}: 'per-file-ignores' must be a table of glob = [codes]")
-    return tuple((glob, check_codes(codes, f"{origin} 'per-file-ignores' {glob!r}"))
-                 for glob, codes in value.items())
-
-
-def parse_per_file_ignores(entries: Iterable[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Command-line `GLOB:CODE[,CODE...]` entries, as in `--per-file-ignores 'tests/*:PP0101'`."""
-    out = []
-    for entry in entries:
-        glob, sep, codes = entry.rpartition(":")
-        if not sep or not glob or not codes:
-            raise ConfigError(f"--per-file-ignores {entry!r}: expected GLOB:CODE[,CODE...]")
-        out.append((glob, check_codes(codes.split(","), f"--per-file-ignores {entry!r}")))
-    return tuple(out)
-
-
-def check_codes(codes: Iterable[str], origin: str) -> tuple[str, ...]:
-    """Codes or code prefixes, upper-cased (`pp01` -> `PP01`); anything else is a one-line ConfigError."""
-    out = []
-    for code in codes:
-        code = code.strip().upper()
-        if not _CODE.match(code):
-            raise ConfigError(f"{origin}: '{code}' is not a finding code or code prefix (like PP0101 or PP01)")
-        out.append(code)
-    return tuple(out)
+def _build(cls: type, values: dict, origin: str) -> Any:
+    try:
+        return cls(**values)
+    except ConfigError as exc:
+        raise ConfigError(f"{origin}: {exc}") from None
 
 
 def available_profiles() -> list[str]:
@@ -142,48 +277,81 @@ def available_profiles() -> list[str]:
 
 def load_profile(name: str) -> dict:
     """The raw settings table of a built-in profile (`profiles/<name>.toml`)."""
+    dotted_name(name, "profile")
     path = resources.files("pinport") / "profiles" / f"{name}.toml"
     if not path.is_file():
         raise ConfigError(f"unknown profile '{name}' (known: {', '.join(available_profiles())})")
     return tomllib.loads(path.read_text(encoding="utf-8"))
 
 
-def read_pyproject(plugin_root: Path) -> dict:
-    path = plugin_root / "pyproject.toml"
-    if not path.is_file():
-        return {}
+def read_toml(path: Path) -> dict:
+    """A TOML file's table; unreadable, not UTF-8 or not TOML is a ConfigError naming the file."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
 
 
+def read_pyproject(plugin_root: Path) -> dict:
+    path = plugin_root / "pyproject.toml"
+    return read_toml(path) if path.exists() else {}
+
+
 def guess_profile(pyproject: dict, plugin_root: Path) -> str:
     """Pick a built-in profile by the plugin's distribution or package name."""
-    name = str(pyproject.get("project", {}).get("name", "")).replace("-", "_").lower()
+    project = pyproject.get("project", {})
+    name = project.get("name", "") if isinstance(project, dict) else ""
+    name = canonicalize_name(name).replace("-", "_") if isinstance(name, str) else ""
     for profile in available_profiles():
         if name == profile or (plugin_root / profile).is_dir():
             return profile
     return ""
 
 
+# command-line flag -> setting; their values pass the same rules as the settings themselves
+FLAG_NAMES = {"host": "--host", "profile": "--profile", "fail_on": "--fail-on"}
+
+
 def load_settings(plugin_root: Path | None, overrides: dict | None = None) -> Settings:
     """Defaults < profile < the plugin's `[tool.pinport]` < `overrides` (command-line flags)."""
     pyproject = read_pyproject(plugin_root) if plugin_root else {}
-    table = pyproject.get("tool", {}).get("pinport", {})
-    if not isinstance(table, dict):
+    tool = pyproject.get("tool", {})
+    table_ = tool.get("pinport", {}) if isinstance(tool, dict) else {}
+    if not isinstance(table_, dict):
         raise ConfigError("pyproject.toml: [tool.pinport] must be a table")
-    overrides = {k: v for k, v in (overrides or {}).items() if v not in (None, (), "")}
-    profile = overrides.get("profile") or table.get("profile") or (
+    origin = "pyproject.toml [tool.pinport]"
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None and v != ()}
+    rules = _rules(Settings)
+    flags = {name: rules[name](value, FLAG_NAMES.get(name, name)) for name, value in overrides.items()}
+    ours = _coerce(Settings, table_, origin)
+    profile = flags.get("profile") or ours.get("profile") or (
         guess_profile(pyproject, plugin_root) if plugin_root else "")
     merged: dict = {}
     if profile:
-        merged.update(_coerce(load_profile(profile), f"profile {profile}"))
+        merged.update(_coerce(Settings, load_profile(profile), f"profile {profile}"))
         merged["profile"] = profile
-    merged.update(_coerce(table, "pyproject.toml [tool.pinport]"))
-    settings = replace(Settings(), **merged)
-    typed = {k: v for k, v in overrides.items() if k != "profile"}
-    return replace(settings, **typed) if typed else settings
+    merged.update(ours)
+    merged.update({k: v for k, v in flags.items() if k != "profile"})
+    return _build(Settings, {**{f.name: getattr(Settings(), f.name) for f in fields(Settings)}, **merged},
+                  origin if not flags else "settings")
+
+
+
+def parse_per_file_ignores(entries: Iterable[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Command-line `GLOB:CODE[,CODE...]` entries, as in `--per-file-ignores 'tests/*:PP0101'`."""
+    out = []
+    for entry in entries:
+        glob, sep, items = entry.rpartition(":")
+        if not sep or not glob or not items:
+            raise ConfigError(f"--per-file-ignores {entry!r}: expected GLOB:CODE[,CODE...]")
+        out.append((glob, check_codes(items.split(","), f"--per-file-ignores {entry!r}")))
+    return tuple(out)
 
 
 def with_code_flags(settings: Settings, *, select: Iterable[str] = (), extend_select: Iterable[str] = (),

@@ -23,3 +23,9 @@ class ConfigError(PinportError):
 
 class CacheError(PinportError):
     """The user cache cannot be written (read-only, full disk)."""
+
+
+def note_context(exc: BaseException, what: str) -> None:
+    """Record on an unexpected exception what pinport was doing (innermost first), for its one-line report."""
+    if not isinstance(exc, PinportError) and what not in getattr(exc, "__notes__", ()):
+        exc.add_note(what)

@@ -157,7 +157,7 @@ def test_concurrent_run_waits_for_the_lock(tmp_path):
 
 
 def test_bad_entry_names_are_refused(tmp_path):
-    with pytest.raises(ValueError):
+    with pytest.raises(CacheError, match="cannot name a cache entry"):
         Cache(tmp_path).entry_dir("git", "../escape")
 
 

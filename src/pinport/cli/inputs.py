@@ -14,7 +14,15 @@ from ..errors import ConfigError, SourceNotFound
 from ..model.index import IndexCache
 from ..pins import read_pin
 from ..scan import Models, load_models
-from ..sources import Cache, SourceTree, list_versions, load_host, load_plugin
+from ..sources import (
+    Cache,
+    SourceTree,
+    check_host_spec,
+    check_plugin_spec,
+    list_versions,
+    load_host,
+    load_plugin,
+)
 from ..sources.progress import ProgressFn
 
 # The built-in default job: the newest ArcticInference release against the newest vLLM it was
@@ -70,22 +78,29 @@ def _newest(dist: str) -> str:
 def resolve_inputs(*, plugin_spec: str | None, old_spec: str | None, new_spec: str | None,
                    old_tree: str | None, new_tree: str | None, profile: str | None, host: str | None,
                    cache_dir: Path | None, progress: ProgressFn) -> Inputs:
-    """Fetch or locate the three trees; OLD defaults to the plugin's own pin."""
+    """Fetch or locate the three trees; OLD defaults to the plugin's own pin.
+
+    Every spec and setting is checked before anything is fetched or indexed.
+    """
     cache = Cache(cache_dir)
     default_job = plugin_spec is None
     plugin_spec = plugin_spec or DEFAULT_PLUGIN
-    overrides = {"profile": profile, "host": host}
-    local = Path(plugin_spec).expanduser()
-    early = load_settings(local, overrides) if local.is_dir() else None
-    plugin = load_plugin(plugin_spec, early, cache=cache, progress=progress)
-    settings = load_settings(plugin.project_root or plugin.root, overrides)
     if old_spec and old_tree or new_spec and new_tree:
         raise ConfigError("give --old or --old-tree (and --new or --new-tree), not both")
     old_spec = old_spec or old_tree
     new_spec = new_spec or new_tree
+    check_plugin_spec(plugin_spec)
+    for spec in (old_spec, new_spec):
+        if spec:
+            check_host_spec(spec)
+    overrides = {"profile": profile, "host": host}
+    local = Path(plugin_spec).expanduser()
+    early = load_settings(local, overrides) if local.is_dir() else load_settings(None, overrides)
+    plugin = load_plugin(plugin_spec, early if local.is_dir() else None, cache=cache, progress=progress)
+    settings = load_settings(plugin.project_root or plugin.root, overrides)
     if not old_spec:
         root = plugin.project_root or plugin.root
-        old_spec = read_pin(settings, lambda rel: _read(root / rel))
+        old_spec = read_pin(settings, lambda rel: read_inside(root, rel))
         if not old_spec:
             raise ConfigError(f"{plugin.label}: no exact {settings.host_dist} pin found; pass --old")
     if not new_spec:
@@ -95,7 +110,12 @@ def resolve_inputs(*, plugin_spec: str | None, old_spec: str | None, new_spec: s
     return Inputs(plugin, old, new, settings, cache)
 
 
-def _read(path: Path) -> str | None:
+def read_inside(root: Path, rel: str) -> str | None:
+    """A pin source's file, only when it lies inside the plugin tree (symlinks resolved)."""
+    base = root.resolve()
+    path = (base / rel).resolve()
+    if not path.is_relative_to(base) or not path.is_file():
+        return None
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):

@@ -1,13 +1,19 @@
 """The command line: arguments, progress bars, output files, exit codes. The only code that prints.
 
 Exit codes: 0 no finding at or above the failing severity, 1 findings, 2 bad input or failure
-(one line `pinport: error: ...`, never a traceback), 130 interrupted.
+(one line `pinport: error: ...`, never a traceback; `--debug` shows it for internal errors),
+130 interrupted (SIGINT), 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
-from collections.abc import Callable
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,9 +21,9 @@ import click
 
 from .. import __version__
 from ..accept import Baseline, baseline_document
-from ..checks import CHECKS
-from ..config import with_code_flags
-from ..errors import PinportError
+from ..checks import CHECKS, select_checks
+from ..config import Settings, with_code_flags
+from ..errors import PinportError, note_context
 from ..findings import ScanResult, Severity
 from ..report import RENDERERS, render
 from ..report.text import render_text
@@ -25,7 +31,7 @@ from ..scan import scan_models
 from .inputs import input_options, resolve_inputs
 from .progress import progress_reporter
 
-EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 1, 2, 130
+EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 
 
 def _exit_code(result: ScanResult, fail_on: str) -> int:
@@ -72,15 +78,34 @@ def _output_options(func: Callable) -> Callable:
     return func
 
 
+def check_output_path(output: Path | None) -> None:
+    """Refuse an -o FILE that could not be written, before any work starts."""
+    if output is None:
+        return
+    parent = output.parent if str(output.parent) else Path(".")
+    if output.is_dir():
+        raise PinportError(f"cannot write {output}: it is a directory")
+    if not parent.is_dir():
+        raise PinportError(f"cannot write {output}: no directory {parent}")
+    if not os.access(output if output.exists() else parent, os.W_OK):
+        raise PinportError(f"cannot write {output}: permission denied")
+
+
 def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | None, no_progress: bool,
          select: str, extend_select: str, ignore: str, per_file_ignores: tuple[str, ...],
          baseline: Path | None, write_baseline: Path | None, show_fixed: bool = False, **inputs: object) -> int:
+    # bad input is said before anything is fetched: output files, check names, codes, the baseline
+    check_output_path(output)
+    check_output_path(write_baseline)
+    select_checks(checks)
+    code_flags = {"select": _codes(select), "extend_select": _codes(extend_select), "ignore": _codes(ignore),
+                  "per_file_ignores": per_file_ignores}
+    with_code_flags(Settings(), **code_flags)
     accepted = Baseline.read(baseline) if baseline is not None else None
     with progress_reporter(enabled=not no_progress) as progress:
         resolved = resolve_inputs(progress=progress, **inputs)  # type: ignore[arg-type]
         models = resolved.load_models(progress)
-    settings = with_code_flags(resolved.settings, select=_codes(select), extend_select=_codes(extend_select),
-                               ignore=_codes(ignore), per_file_ignores=per_file_ignores)
+    settings = with_code_flags(resolved.settings, **code_flags)
     result = scan_models(models, settings, checks=checks)
     if accepted is not None:
         result = accepted.apply(result)
@@ -92,7 +117,11 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
                    f"({len(result.findings) + len(result.baselined)} findings accepted)", err=True)
         result = Baseline(frozenset(f.fingerprint for f in result.findings)).apply(result)
     color = fmt == "text" and output is None and sys.stdout.isatty()
-    text = render_text(result, color=True) if color else render(result, fmt)
+    try:
+        text = render_text(result, color=True) if color else render(result, fmt)
+    except Exception as exc:
+        note_context(exc, f"rendering the {fmt} report")
+        raise
     if output is not None:
         _write(output, text)
         click.echo(f"pinport: wrote {fmt} report to {output} ({len(result.findings)} findings)", err=True)
@@ -110,6 +139,8 @@ def _write(path: Path, text: str) -> None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="pinport")
+@click.option("--debug", is_flag=True, expose_value=False,
+              help="show the traceback of an internal error (accepted after any command too)")
 def cli() -> None:
     """Find where a monkeypatching plugin breaks when its pinned host library moves, before anything runs."""
 
@@ -163,25 +194,102 @@ def _register_optional_commands() -> None:
 _register_optional_commands()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the CLI in-process and return its exit code (tests call this)."""
+class Terminated(BaseException):
+    """SIGTERM arrived: unwinds like Ctrl-C, so workers and files are cleaned up on the way out."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+@contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While the CLI runs, SIGTERM raises Terminated (only the main thread may install handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        code = cli.main(args=argv, prog_name="pinport", standalone_mode=False)
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _take_debug(argv: list[str]) -> bool:
+    """`--debug` anywhere before `--` (every command takes it): show tracebacks of internal errors."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    found = "--debug" in argv[:end]
+    argv[:end] = [a for a in argv[:end] if a != "--debug"]
+    return found or os.environ.get("PINPORT_DEBUG", "") not in ("", "0")
+
+
+def _one_line(text: str) -> str:
+    return "; ".join(part.strip() for part in text.strip().splitlines() if part.strip())
+
+
+def _usage_error(exc: click.UsageError) -> str:
+    message = _one_line(exc.format_message())
+    command = exc.ctx.command_path if exc.ctx is not None else "pinport"
+    return f"{message} (see '{command} --help')"
+
+
+def _internal_error(exc: BaseException) -> str:
+    """An unexpected exception, worded as one line: what broke, while doing what, where to look."""
+    where = (getattr(exc, "__notes__", None) or [""])[0]
+    detail = _one_line(str(exc)) or "(no message)"
+    if isinstance(exc, RecursionError | MemoryError):
+        detail = f"{detail} (an input too large or too deeply nested)"
+    while_ = f" while {where}" if where else ""
+    return (f"internal error{while_}: {type(exc).__name__}: {detail[:300]}; "
+            "run again with --debug for the traceback")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI in-process and return its exit code (tests call this).
+
+    Every way out is here: a finding is exit 1, anything else that stops the run is one line
+    `pinport: error: ...` and exit 2, an interruption 130 (SIGINT) or 143 (SIGTERM).
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = _take_debug(args)
+    try:
+        with _sigterm_unwinds():
+            code = cli.main(args=args, prog_name="pinport", standalone_mode=False)
     except PinportError as exc:
-        click.echo(f"pinport: error: {exc}", err=True)
-        return EXIT_ERROR
-    except click.exceptions.Abort:
+        return _error(_one_line(str(exc)))
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("pinport: interrupted", err=True)
         return EXIT_INTERRUPTED
-    except KeyboardInterrupt:
-        click.echo("pinport: interrupted", err=True)
-        return EXIT_INTERRUPTED
+    except Terminated:
+        click.echo("pinport: terminated", err=True)
+        return EXIT_TERMINATED
+    except click.UsageError as exc:
+        return _error(_usage_error(exc))
     except click.ClickException as exc:
-        exc.show()
-        return EXIT_ERROR
+        return _error(_one_line(exc.format_message()))
     except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_ERROR
+        return int(exc.code or 0) if not isinstance(exc.code, str) else _error(exc.code)
+    except BrokenPipeError:  # `pinport scan | head`: the reader left; nothing more to say
+        _silence_stdout()
+        return EXIT_ERROR
+    except Exception as exc:  # a bug or an input no rule foresaw: still one line and exit 2
+        if debug:
+            traceback.print_exc()
+        return _error(_internal_error(exc))
     return code if isinstance(code, int) else 0  # a command's ctx.exit(N) comes back as its return
+
+
+def _error(message: str) -> int:
+    click.echo(f"pinport: error: {message}", err=True)
+    return EXIT_ERROR
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def entry() -> None:

@@ -304,10 +304,13 @@ class IndexCache:
                 conn.execute("CREATE TABLE IF NOT EXISTS summaries (key TEXT PRIMARY KEY, blob BLOB)")
                 return conn
             except sqlite3.DatabaseError:
-                if attempt:
+                if attempt or self.path.is_dir():
                     return None  # unusable cache: index without it rather than fail the scan
-                for suffix in ("", "-wal", "-shm"):
-                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                try:
+                    for suffix in ("", "-wal", "-shm"):
+                        Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                except OSError:
+                    return None
             except OSError:
                 return None
         return None

@@ -22,7 +22,7 @@ from .tree import SourceTree
 CACHE_DIR_VARIABLE = "PINPORT_CACHE_DIR"
 MANIFEST = "manifest.json"
 _FORMAT = 1
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+,\[\]-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!,\[\]-]*$")  # `!`: a PEP 440 epoch (1!0.26.0)
 
 Build = Callable[[Path], SourceTree]  # staging dir -> tree whose root lies inside it
 
@@ -51,7 +51,7 @@ class Cache:
     def entry_dir(self, kind: str, name: str) -> Path:
         for part in (kind, name):
             if not _NAME.match(part):
-                raise ValueError(f"bad cache entry name {part!r}")
+                raise CacheError(f"{part!r} cannot name a cache entry")
         return self.root / kind / name
 
     def _ensure_dir(self, path: Path) -> None:

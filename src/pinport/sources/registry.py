@@ -70,9 +70,31 @@ def fetch_release(
     def build(staging: Path) -> SourceTree:
         return _build(dist, wanted, staging, prefer, index_config(indexes), progress)
 
-    name = f"{canonicalize_name(dist)}-{wanted}"
+    name = f"{canonicalize_name(dist)}-{release_key(wanted)}"
     whole = cache.load(_KINDS[prefer], name, build, progress=progress)
     return select_packages(whole, packages, label, dist)
+
+
+def release_key(version: Version) -> str:
+    """One spelling per release, for cache keys: `0.26`, `0.26.0` and `0.26.0.0` are one release.
+
+    Trailing zeros are dropped, then the release is padded to three parts, so the common
+    spelling (`0.26.0`) is its own key and caches filled before this rule stay valid.
+    """
+    release = list(version.release)
+    while len(release) > 3 and release[-1] == 0:
+        release.pop()
+    release += [0] * (3 - len(release))
+    text = (f"{version.epoch}!" if version.epoch else "") + ".".join(map(str, release))
+    if version.pre is not None:
+        text += f"{version.pre[0]}{version.pre[1]}"
+    if version.post is not None:
+        text += f".post{version.post}"
+    if version.dev is not None:
+        text += f".dev{version.dev}"
+    if version.local is not None:
+        text += f"+{version.local}"
+    return text
 
 
 def _missing(dist: str, wanted: Version, files: Sequence[IndexFile]) -> str:

@@ -1,0 +1,5 @@
+"""`python -m pinport`: the same as the `pinport` command."""
+
+from .cli.main import entry
+
+entry()
