@@ -228,6 +228,10 @@ class Settings:
     fork_threshold: float = setting(0.5, fraction)
     forks: tuple[tuple[str, str], ...] = setting((), _forks)  # declared (plugin file, host file) pairs
     rebase_branch_pattern: str = setting("rebase/vllm_v*", nonempty)
+    # a rebase branch whose tree holds one of these files (anywhere) is a completed, validated rebase
+    validation_records: tuple[str, ...] = setting(("REBASE_TEST.md", "REBASE_REPORT.md"), strings(nonempty))
+    # where the rebase documents link host evidence: a template with {version}, {path} and {line}
+    host_source_url: str = setting("", text)
     probes_file: str = setting("", relative_path)
     profile: str = setting("", optional(dotted_name))
 

@@ -275,6 +275,20 @@ def _line_reader(plugin: PluginModel) -> Callable[[str, int], str]:
     return line_of
 
 
+def judge_one_side(plugin: PluginModel, host: HostView, other: HostView, settings: Settings, *,
+                   checks: tuple[str, ...] = ()) -> list[Finding]:
+    """The findings judging `host` (with `other` as the other side), in this process, unsorted.
+
+    For scanning many host versions against one baseline (the rebase's stops), where the
+    baseline's side is judged once and not again per version.
+    """
+    ctx = ScanContext(plugin, host, other, True, settings)
+    selected = select_checks(checks)
+    with _collector_paused():
+        found = _run_checks(selected, ctx, False)
+    return number_occurrences(_fold(_dedupe(f for c in selected for f in found[c.name])))
+
+
 def _syntax_errors(plugin: PluginModel) -> Iterable[Finding]:
     for module in plugin.modules:
         error = plugin.index.modules[module].syntax_error

@@ -46,7 +46,7 @@ def stalled_repo(tmp_path: Path) -> ScratchRepo:
 def test_text_and_exit_0(synthetic: Synthetic, probes_file: Path) -> None:
     result = run(str(synthetic.root), "--probes", str(probes_file))
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("Evolution ledger: 6 pins (0.8.1 → 0.9.0.1 → 0.9.2")
+    assert result.output.startswith("Evolution ledger: 7 pins (0.8.1 → 0.9.0.1 → 0.9.2 → 0.10.1 → 0.10.1")
     assert "origin/rebase/vllm_v0.12" in result.output
 
 

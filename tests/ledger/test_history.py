@@ -25,7 +25,8 @@ def test_columns_in_version_order_with_branches_and_worktree(synthetic: Syntheti
         ("0.8.1", ColumnKind.HISTORY),
         ("0.9.0.1", ColumnKind.HISTORY),
         ("0.9.2", ColumnKind.BRANCH),  # a back-port slots in by version, not by date
-        ("0.10.1", ColumnKind.WORKTREE),  # the work tree wins for its own pin
+        ("0.10.1", ColumnKind.BRANCH),  # the committed state of the pin (a branch wins over history)
+        ("0.10.1", ColumnKind.WORKTREE),  # an edited work tree is its own column, after it
         ("0.11.0", ColumnKind.BRANCH),
         ("0.12.0", ColumnKind.BRANCH),
     ]
@@ -76,10 +77,12 @@ def test_branch_pattern_is_settable(synthetic: Synthetic) -> None:
 
 
 def test_worktree_column_is_dirty_or_clean(synthetic: Synthetic) -> None:
-    worktree = columns(synthetic.root)[3]
+    worktree = columns(synthetic.root)[4]
     assert worktree.dirty and worktree.commit == synthetic.repo.git("rev-parse", "HEAD")
     synthetic.repo.git("checkout", "-q", "--", ".")
-    assert not columns(synthetic.root)[3].dirty
+    clean = columns(synthetic.root)
+    assert [c.pin for c in clean].count("0.10.1") == 1  # a clean work tree is its commit: it wins
+    assert clean[3].kind is ColumnKind.WORKTREE and not clean[3].dirty
 
 
 def test_worktree_with_a_new_pin_adds_a_column(synthetic: Synthetic) -> None:
@@ -211,3 +214,20 @@ def test_bump_merged_from_a_side_branch_is_introduced_by_the_merge(tmp_path: Pat
     repo.git("merge", "-q", "--no-ff", "-m", "merge bump", "bump")
     got = columns(repo.root, include_worktree=False)
     assert [(c.pin, c.subject) for c in got] == [("0.9.2", "a"), ("0.10.1", "merge bump")]
+
+
+def test_a_pin_only_inside_a_rebase_branch_history_is_a_column(tmp_path: Path) -> None:
+    # main went 0.18.0 -> 0.26.0 in one merge; 0.24.0 only exists inside rebase/vllm_v26's history
+    repo = ScratchRepo(tmp_path / "p")
+    repo.commit("start on 0.18.0", {"pyproject.toml": pyproject("0.18.0")})
+    repo.git("switch", "-q", "-c", "rebase/vllm_v26")
+    stop = repo.commit("stop at 0.24.0", {"pyproject.toml": pyproject("0.24.0")})
+    repo.commit("on to 0.26.0", {"pyproject.toml": pyproject("0.26.0")})
+    repo.git("switch", "-q", "main")
+    got = columns(repo.root)
+    assert [(c.pin, c.kind) for c in got] == [
+        ("0.18.0", ColumnKind.WORKTREE),  # the clean work tree on main stands for its pin
+        ("0.24.0", ColumnKind.HISTORY),
+        ("0.26.0", ColumnKind.BRANCH),
+    ]
+    assert (got[1].commit, got[1].branch, got[1].subject) == (stop, "rebase/vllm_v26", "stop at 0.24.0")

@@ -19,10 +19,12 @@ def test_all() -> None:
 
 def test_cells_per_column(synthetic: Synthetic) -> None:
     ledger = build_ledger(synthetic.root, SETTINGS, PROBES)
-    assert ledger.pins == ("0.8.1", "0.9.0.1", "0.9.2", "0.10.1", "0.11.0", "0.12.0")
+    # 0.10.1 twice: committed (the fix branch), then the edited work tree
+    assert ledger.pins == ("0.8.1", "0.9.0.1", "0.9.2", "0.10.1", "0.10.1", "0.11.0", "0.12.0")
     shape, params = ledger.rows
-    assert shape.values == ("(2, n)", "(n, 2)", "(n, 2)", "(n, 2, h, d)", "(n, h, 2)", "(n, h, 2)")
-    assert params.values == ("x", "x, y", "x, y", "x, y, z", "x, y, z, w", "x, y, z, w")
+    assert shape.values == ("(2, n)", "(n, 2)", "(n, 2)", "(n, 2, h)", "(n, 2, h, d)", "(n, h, 2)",
+                            "(n, h, 2)")
+    assert params.values == ("x", "x, y", "x, y", "x, y, z", "x, y, z", "x, y, z, w", "x, y, z, w")
     # the history column of 0.8.1 is the commit that introduced the pin, before "feature work"
 
 
@@ -142,10 +144,21 @@ def test_worktree_can_be_left_out(synthetic: Synthetic) -> None:
 
 def test_branch_pattern_argument(synthetic: Synthetic) -> None:
     ledger = build_ledger(synthetic.root, SETTINGS, PROBES, branch_pattern="feature/*")
-    assert ledger.pins == ("0.8.1", "0.9.0.1", "0.10.1", "0.13.0")
+    assert ledger.pins == ("0.8.1", "0.9.0.1", "0.10.1", "0.10.1", "0.13.0")
 
 
 def test_deterministic(synthetic: Synthetic) -> None:
     assert build_ledger(synthetic.root, SETTINGS, PROBES) == build_ledger(
         synthetic.root, SETTINGS, PROBES
     )
+
+
+def test_planned_pin_is_the_work_tree_as_last_column(synthetic: Synthetic) -> None:
+    ledger = build_ledger(synthetic.root, SETTINGS, PROBES, planned="0.13.0")
+    last = ledger.columns[-1]
+    assert (last.pin, last.kind, last.planned) == ("0.13.0", ColumnKind.WORKTREE, True)
+    shape, params = ledger.rows
+    assert (shape.values[-1], params.values[-1]) == ("(n, 2, h, d)", "x, y, z")  # what is on disk
+    # a pin that is already a column is not planned again
+    again = build_ledger(synthetic.root, SETTINGS, PROBES, planned="0.12.0")
+    assert [c.pin for c in again.columns].count("0.12.0") == 1 and not any(c.planned for c in again.columns)

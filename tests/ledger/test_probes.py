@@ -206,3 +206,15 @@ def test_digest_probe_hashes_the_normalised_match() -> None:
     assert value is not None and value.startswith("#") and len(value) == 13
     assert probe.evaluate("def f():   # reformatted, commented\n    return 1\n") == value
     assert probe.evaluate("def f():\n    return 2\n") != value
+
+
+def test_the_procedures_own_probe_file_as_it_is(tmp_path: Path) -> None:
+    # evolution_probes.json: {"probes": [{"label", "file", "regex", "dotall", "all"}]}
+    (tmp_path / "evolution_probes.json").write_text(json.dumps({"probes": [
+        {"label": "shape", "file": "a.py", "regex": r"return (\(.*?\))", "dotall": True, "all": False},
+        {"label": "aliases", "file": "a.py", "regex": r"(_orig_\w+) =", "dotall": False, "all": True},
+    ]}))
+    shape, aliases = load_probes(tmp_path / "evolution_probes.json")
+    assert (shape.multiline, shape.all_matches, aliases.multiline, aliases.all_matches) == (True, False, False, True)
+    text = "_orig_a = 1\n_orig_b = 2\ndef f():\n    return (a,\n            b)\n"
+    assert shape.evaluate(text) == "(a, b)" and aliases.evaluate(text) == "_orig_a | _orig_b"

@@ -12,7 +12,7 @@ from ..errors import ConfigError, SourceNotFound
 from ..pins import ReadFile
 from .flags import Flag, FlagKind, flag_host, flag_row
 from .git import GitRepo
-from .history import Column, ColumnKind, load_columns, reader
+from .history import Column, ColumnKind, load_columns, reader, version_key
 from .probes import AUTO, MANUAL, Probe, default_probes, load_probes, parse_probes
 
 __all__ = [
@@ -100,6 +100,10 @@ def _flags(row: Row, pins: Sequence[str], host: HostReader | None) -> list[Flag]
     return flags
 
 
+def repo_has_pin(columns: Sequence[Column], pin: str) -> bool:
+    return any(version_key(c.pin) == version_key(pin) for c in columns)
+
+
 def build_ledger(
     repo: Path,
     settings: Settings,
@@ -109,6 +113,7 @@ def build_ledger(
     include_worktree: bool = True,
     auto_probes: AutoProbes | None = None,
     host: HostReader | None = None,
+    planned: str | None = None,
 ) -> Ledger:
     """Read every pin's snapshot through git objects, evaluate the probes, raise the flags.
 
@@ -119,6 +124,8 @@ def build_ledger(
         include_worktree: add the files on disk; for its pin it wins over branch and history.
         auto_probes: derives probes at the newest column; they form the "auto" section.
         host: reads host files per pin; enables HOST_CHANGED for probes with a host counterpart.
+        planned: a pin the plugin is moving to (the rebase's NEW): when no column has it, the
+            work tree stands for it as the last column, so what did not move yet is flagged.
 
     Raises:
         SourceNotFound: not a git repository, or no pin in any column.
@@ -132,6 +139,10 @@ def build_ledger(
             raise SourceNotFound(
                 f"{repo}: no {settings.host_dist} pin in history, rebase branches or work tree"
             )
+        if planned and not repo_has_pin(columns, planned) and not git.bare:
+            head = git.head()
+            columns.append(Column(planned, ColumnKind.WORKTREE, head, "", "the working tree as the new pin",
+                                  planned=True))
         readers = [reader(git, column) for column in columns]
         probes = list(probes)
         if auto_probes is not None:

@@ -35,6 +35,7 @@ class Column:
     subject: str
     branch: str = ""  # "rebase/vllm_v0.26", or "origin/rebase/vllm_v0.26" for a remote one
     dirty: bool = False  # work tree only: tracked files differ from HEAD
+    planned: bool = False  # work tree standing for a pin it does not state yet (the rebase's NEW)
 
     @property
     def short(self) -> str:
@@ -73,23 +74,32 @@ def reader(repo: GitRepo, column: Column) -> ReadFile:
     return lambda rel: repo.read_blob(column.commit, rel)
 
 
-def _history(repo: GitRepo, settings: Settings) -> list[Column]:
+def _history(repo: GitRepo, settings: Settings, refs: list[tuple[str, str]]) -> list[Column]:
+    """The commit introducing each pin along the first-parent history of every ref (HEAD, main,
+    each rebase branch): a pin that lives only inside a branch's history is a column too."""
     paths = pin_files(settings)  # pathspecs are relative to the plugin root, like -C
-    out = repo.run(
-        "log", "--first-parent", "--reverse", "--format=%H%x1f%ct%x1f%s", "HEAD", "--", *paths
-    )
     seen: set[str] = set()
     columns = []
-    for line in out.splitlines():
-        sha, stamp, subject = line.split("\x1f", 2)
-        pin = read_pin(settings, lambda rel, sha=sha: repo.read_blob(sha, rel))
-        if pin and _same_pin(pin) not in seen:
-            seen.add(_same_pin(pin))
-            columns.append(Column(pin, ColumnKind.HISTORY, sha, _date(stamp), subject))
+    for name, ref in refs:
+        out = repo.run(
+            "log", "--first-parent", "--reverse", "--format=%H%x1f%ct%x1f%s", ref, "--", *paths
+        )
+        for line in out.splitlines():
+            sha, stamp, subject = line.split("\x1f", 2)
+            pin = read_pin(settings, lambda rel, sha=sha: repo.read_blob(sha, rel))
+            if pin and _same_pin(pin) not in seen:
+                seen.add(_same_pin(pin))
+                columns.append(Column(pin, ColumnKind.HISTORY, sha, _date(stamp), subject, branch=name))
     return columns
 
 
-def _branches(repo: GitRepo, settings: Settings, pattern: str) -> list[Column]:
+MAIN_BRANCHES = ("main", "master")
+
+
+def _branches(repo: GitRepo, settings: Settings, pattern: str,
+              refs: list[tuple[tuple, str, str]] | None = None) -> list[Column]:
+    """The tip of every rebase branch (local and remote); `refs` collects (order, name, sha) of
+    those and of main, whose first-parent histories the ledger mines too."""
     out = repo.run(
         "for-each-ref",
         "--format=%(refname)%1f%(objectname)%1f%(committerdate:unix)%1f%(symref)%1f%(subject)",
@@ -103,7 +113,13 @@ def _branches(repo: GitRepo, settings: Settings, pattern: str) -> list[Column]:
             continue
         remote = not ref.startswith("refs/heads/")
         shown = ref.removeprefix("refs/remotes/" if remote else "refs/heads/")
-        if not fnmatch.fnmatchcase(shown.partition("/")[2] if remote else shown, pattern):
+        name = shown.partition("/")[2] if remote else shown
+        is_main = name in MAIN_BRANCHES
+        if not is_main and not fnmatch.fnmatchcase(name, pattern):
+            continue
+        if refs is not None:
+            refs.append(((remote, not is_main, shown), shown, sha))
+        if is_main:
             continue
         pin = read_pin(settings, lambda rel, sha=sha: repo.read_blob(sha, rel))
         if pin:
@@ -144,10 +160,20 @@ def load_columns(
     candidates: list[Column] = []
     if include_worktree and not repo.bare:
         candidates += _worktree(repo, settings)
-    candidates += _branches(repo, settings, branch_pattern or settings.rebase_branch_pattern)
-    if repo.head():
-        candidates += _history(repo, settings)
+    refs: list[tuple[tuple, str, str]] = []
+    candidates += _branches(repo, settings, branch_pattern or settings.rebase_branch_pattern, refs)
+    # HEAD's history first, then main's, then each rebase branch's (local before remote)
+    walks = ([("", "HEAD")] if repo.head() else []) + [(shown, sha) for _, shown, sha in sorted(refs)]
+    if walks:
+        candidates += _history(repo, settings, walks)
     chosen: dict[str, Column] = {}
+    extra: list[Column] = []
     for column in sorted(candidates, key=lambda c: _PRECEDENCE[c.kind]):  # stable: keeps order
-        chosen.setdefault(_same_pin(column.pin), column)
-    return sorted(chosen.values(), key=lambda c: version_key(c.pin))
+        key = _same_pin(column.pin)
+        if key in chosen and chosen[key].kind is ColumnKind.WORKTREE and chosen[key].dirty:
+            extra.append(chosen[key])  # an edited work tree is its own column, after the committed one
+            chosen[key] = column
+            continue
+        chosen.setdefault(key, column)
+    columns = list(chosen.values()) + extra
+    return sorted(columns, key=lambda c: (version_key(c.pin), c.kind is ColumnKind.WORKTREE))

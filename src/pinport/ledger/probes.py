@@ -130,7 +130,8 @@ def _extract(pattern: re.Pattern[str], probe: Probe, text: str | None) -> str | 
 
 
 _KEYS = {f.name for f in fields(Probe) if f.init and f.name != "section"}
-_ALIASES = {"all": "all_matches", "pattern": "regex"}
+# the procedure's own probe file (`evolution_probes.json`) says "dotall" for a match spanning lines
+_ALIASES = {"all": "all_matches", "pattern": "regex", "dotall": "multiline"}
 
 
 def _probe(entry: object, index: int, origin: str) -> Probe:
@@ -165,10 +166,12 @@ def parse_probes(text: str, origin: str, *, json_format: bool) -> tuple[Probe, .
             f"{origin}: not valid {'JSON' if json_format else 'TOML'} ({exc})"
         ) from None
     entries = (
-        data if isinstance(data, list) else data.get("probe") if isinstance(data, dict) else None
+        data
+        if isinstance(data, list)
+        else data.get("probe", data.get("probes")) if isinstance(data, dict) else None
     )
     if not isinstance(entries, list):
-        raise ConfigError(f"{origin}: expected a 'probe' list of tables")
+        raise ConfigError(f"{origin}: expected a 'probe' list of tables (or 'probes', as in evolution_probes.json)")
     probes = tuple(_probe(entry, i, origin) for i, entry in enumerate(entries))
     labels = [p.label for p in probes]
     if duplicate := next((x for x in labels if labels.count(x) > 1), None):

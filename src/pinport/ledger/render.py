@@ -36,6 +36,8 @@ def describe_flag(flag: Flag) -> str:
 def describe_column(column: Column) -> str:
     """Where a column's snapshot comes from: branch or commit, short sha, date, subject."""
     commit = f"{column.short}  {column.date}  {column.subject}".rstrip()
+    if column.planned:
+        return "the working tree, standing for the new pin (planned)"
     if column.kind is ColumnKind.WORKTREE:
         state = "uncommitted changes" if column.dirty else "clean"
         return f"working tree ({state}) on {commit}" if column.commit else f"working tree ({state})"
@@ -178,7 +180,9 @@ def render_markdown(ledger: Ledger) -> str:
         source = {
             ColumnKind.HISTORY: "commit",
             ColumnKind.BRANCH: f"branch `{c.branch}`",
-            ColumnKind.WORKTREE: "working tree" + (" (uncommitted changes)" * c.dirty),
+            ColumnKind.WORKTREE: "working tree"
+            + (" (uncommitted changes)" * c.dirty)
+            + (" as the new pin (planned)" * c.planned),
         }
         out.append(
             _md_row(

@@ -231,6 +231,20 @@ class CodeIndex:
                 self._asts[module] = None
         return self._asts[module]
 
+    def share_parsed(self, other: CodeIndex) -> None:
+        """Reuse `other`'s source texts and parsed trees for files with the same content.
+
+        Consecutive host releases share most files; scanning several releases in a row then
+        parses each distinct file once (the trees are read, never mutated, by the checks).
+        """
+        mine, theirs = self.tree.files, other.tree.files
+        for module, tree in other._asts.items():
+            rel, other_rel = self.paths.get(module), other.paths.get(module)
+            if rel and other_rel and module not in self._asts and mine.get(rel) == theirs.get(other_rel):
+                self._asts[module] = tree
+                if module in other._sources:
+                    self._sources[module] = other._sources[module]
+
     def is_package(self, module: str) -> bool:
         return module in self.packages
 

@@ -1,0 +1,23 @@
+"""`pinport rebase`: carry out every step of a rebase that needs no GPU.
+
+base.py chooses the base (and creates the working branch), pins.py plans phase 0, fixes.py the
+safe libcst fixes, stops.py scans the releases between OLD and NEW, run.py puts it together
+(and applies it), documents.py and evolution.py write the four documents, summary.py words
+the terminal output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .documents import KEEP, render_documents, write_documents
+from .evolution import render_evolution
+from .run import Rebase, RebaseOptions, run_rebase
+from .summary import render_summary
+
+__all__ = ["KEEP", "Rebase", "RebaseOptions", "render_summary", "run_rebase", "write_rebase_documents"]
+
+
+def write_rebase_documents(rebase: Rebase, out: Path) -> list[Path]:
+    """Render the four documents and write them into `out` (the kept parts survive)."""
+    return write_documents(render_documents(rebase, out, render_evolution(rebase)), out)

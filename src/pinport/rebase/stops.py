@@ -1,0 +1,179 @@
+"""Incremental stops: the plugin against every host release between OLD and NEW.
+
+Each release is judged once against OLD's baseline (OLD's side comes from the main scan),
+with the loaded models reused: summaries are shared by content hash, parsed trees of files a
+release did not change are shared with the release before it, and the releases are split over
+two processes (a forked worker inherits what is loaded). Each finding is marked with the first
+release where it holds; stops are proposed where new breaks cluster ("smallest delta").
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from multiprocessing import get_all_start_methods, get_context
+
+from packaging.version import InvalidVersion, Version
+
+from ..checks.base import HostView
+from ..findings import Finding, Severity, Status
+from ..model.index import IndexCache, load_indexes
+from ..scan import _view, judge_one_side
+from ..sources import Cache, list_versions, load_host
+from ..sources.progress import ProgressFn
+
+
+@dataclass(frozen=True)
+class Step:
+    """One release: the findings that first hold there, and how many hold there in all."""
+
+    version: str
+    first: tuple[Finding, ...]
+    holding: int
+
+
+@dataclass
+class Stops:
+    old: str
+    new: str
+    steps: list[Step]  # every release after OLD up to and including NEW
+    first_seen: dict[str, str]  # fingerprint of a NEW finding -> the first release where it holds
+    proposed: list[str]  # the stops, NEW last
+    seconds: float = 0.0
+    skipped: list[str] = field(default_factory=list)  # releases that could not be loaded, with why
+
+    def carried(self) -> list[tuple[str, list[Finding]]]:
+        """Per proposed stop, the findings first holding after the previous stop up to it."""
+        out, current = [], []
+        for step in self.steps:
+            current += list(step.first)
+            if step.version in self.proposed:
+                out.append((step.version, current))
+                current = []
+        return out
+
+
+def releases_between(dist: str, old: str, new: str) -> list[str]:
+    """Final releases strictly between OLD and NEW on the package index, oldest first."""
+    try:
+        low, high = Version(old), Version(new)
+    except InvalidVersion:
+        return []
+    return [v for v in list_versions(dist) if not Version(v).is_prerelease and low < Version(v) < high]
+
+
+def _weight(findings: Sequence[Finding]) -> int:
+    return sum(3 if f.level is Severity.ERROR else 1 for f in findings if f.level is not Severity.INFO)
+
+
+def propose(steps: Sequence[Step], new: str, most: int = 3) -> list[str]:
+    """Stops where new breaks cluster: a release carrying at least a quarter of the weight (errors
+    count three times) becomes a stop, at most `most` of them before NEW, which is always last."""
+    weights = {s.version: _weight(s.first) for s in steps if s.version != new}
+    total = sum(weights.values()) + _weight(next((s.first for s in steps if s.version == new), ()))
+    heavy = [v for v, w in weights.items() if total and w >= max(3, total / 4)]
+    heavy = sorted(sorted(heavy, key=lambda v: -weights[v])[:most], key=Version)
+    return heavy + [new]
+
+
+_FORKED: tuple = ()
+
+
+def _judge(versions: Sequence[str]) -> list[tuple[str, list[Finding]]]:
+    plugin, views, old, settings = _FORKED
+    return [(v, judge_one_side(plugin, views[v], old, settings)) for v in versions]
+
+
+def _judge_all(versions: list[str], views: dict[str, HostView], args: tuple) -> dict[str, list[Finding]]:
+    """Judge each release; with two cores, the later half in a forked worker."""
+    global _FORKED
+    _FORKED = args
+    try:
+        if len(versions) < 2 or (os.cpu_count() or 1) < 2 or "fork" not in get_all_start_methods():
+            return dict(_judge(versions))
+        half = (len(versions) + 1) // 2
+        here, there = versions[:half], versions[half:]
+        for v in versions:
+            views[v].index.load_text()
+        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
+            remote = pool.submit(_judge, there)
+            local = _judge(here)
+            try:
+                forked = remote.result()
+            except BrokenProcessPool:
+                forked = _judge(there)
+        return dict(local + forked)
+    finally:
+        _FORKED = ()
+
+
+def find_stops(rebase, cache: Cache, index_cache: IndexCache, progress: ProgressFn) -> Stops | None:
+    """Judge the plugin at the base against every release between OLD and NEW (None when OLD or
+    NEW is not a release, e.g. a directory)."""
+    started = time.perf_counter()
+    settings = rebase.settings
+    models = rebase.models
+    if models.old.index.tree.version is None or models.new.index.tree.version is None:
+        return None
+    between = releases_between(settings.host_dist, rebase.old, rebase.new)
+    trees, skipped = [], []
+    for version in between:
+        try:
+            trees.append(load_host(version, settings, cache=cache, progress=progress))
+        except Exception as exc:  # noqa: BLE001 - one release we cannot fetch must not end the rebase
+            skipped.append(f"{version}: {exc}")
+    indexes = load_indexes(trees, index_cache, progress=progress) if trees else []
+    views: dict[str, HostView] = {}
+    previous = [models.old.index, models.new.index]
+    for tree, index in zip(trees, indexes, strict=True):
+        for source in previous:
+            index.share_parsed(source)
+        previous = [index, models.new.index]
+        views[str(tree.version)] = _view(index, settings)
+    judged = _judge_all(list(views), views, (models.plugin, views, models.old, settings))
+    for index in indexes:
+        index.flush()
+    latent = {f.fingerprint for f in rebase.scan.findings if f.status is Status.LATENT}
+    judged[rebase.new] = list(rebase.scan.findings)
+    seen: set[str] = set(latent)
+    steps: list[Step] = []
+    first_seen = {fp: rebase.old for fp in latent}
+    for version in [*views, rebase.new]:
+        findings = judged[version]
+        first = []
+        for f in sorted(findings, key=Finding.sort_key):
+            if f.fingerprint not in seen:
+                seen.add(f.fingerprint)
+                first.append(f)
+                first_seen[f.fingerprint] = version
+        steps.append(Step(version, tuple(first), len(findings)))
+    current = {f.fingerprint for f in rebase.scan.findings}
+    first_seen = {fp: v for fp, v in first_seen.items() if fp in current}
+    return Stops(rebase.old, rebase.new, steps, first_seen, propose(steps, rebase.new),
+                 time.perf_counter() - started, skipped)
+
+
+def render_stops(stops: Stops) -> list[str]:
+    """The stops section of REBASE_REPORT.md."""
+    out = ["## Stops", "",
+           f"Every release from {stops.old} to {stops.new}; *first* are the findings that first hold there "
+           "(those gone again by NEW are counted but not carried).", "",
+           "| release | first hold here | errors among them | holding in all | stop |", "|---|---|---|---|---|"]
+    for step in stops.steps:
+        errors = sum(1 for f in step.first if f.level is Severity.ERROR)
+        out.append(f"| {step.version} | {len(step.first)} | {errors} | {step.holding} | "
+                   f"{'**stop**' if step.version in stops.proposed else ''} |")
+    out += ["", f"Proposed path: {' → '.join([stops.old, *stops.proposed])}.", ""]
+    current = set(stops.first_seen)
+    for version, carried in stops.carried():
+        kept = [f for f in carried if f.fingerprint in current]
+        out.append(f"- **{version}** carries {len(kept)} findings: " + ", ".join(
+            f"`{f.code}` {f.plugin.path if f.plugin else ''}:{f.plugin.line if f.plugin else 0}"
+            for f in sorted(kept, key=lambda f: (f.level.rank, f.sort_key()))[:12]) +
+            (" …" if len(kept) > 12 else ""))
+    out += [f"- skipped {s}" for s in stops.skipped]
+    return out

@@ -1,0 +1,128 @@
+"""`pinport rebase --apply --branch` on a synthetic plugin repository, end to end, in-process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pinport.cli.main import main
+from pinport.rebase import KEEP
+
+from .synthetic import Synthetic, build
+
+
+@pytest.fixture
+def synthetic(tmp_path: Path) -> Synthetic:
+    return build(tmp_path)
+
+
+def _rebase(s: Synthetic, out: Path, *extra: str) -> int:
+    return main(["rebase", "--plugin", str(s.root), "--new", "0.4.0", "--old-tree", str(s.old_host),
+                 "--new-tree", str(s.new_host), "--out", str(out), "--cache-dir", str(s.root.parent / "cache"),
+                 "--no-progress", *extra])
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.parts}
+
+
+def test_apply_branch_end_to_end(synthetic: Synthetic, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "docs"
+    branches_before = {b: synthetic.repo.git("rev-parse", b) for b in ("main", "rebase/hostlib_v2",
+                                                                        "rebase/hostlib_v3")}
+    code = _rebase(synthetic, out, "--apply", "--branch")
+    printed = capsys.readouterr().out
+    assert code == 1, printed  # `gone` was removed upstream: an error no safe fix can resolve
+
+    # base: the validated 0.2.0 branch, over main (older) and the unvalidated 0.3.0 branch
+    assert "base: rebase/hostlib_v2 at" in printed and "pin 0.2.0" in printed
+    assert "passed over main" in printed and "pin 0.1.0 is older than 0.2.0" in printed
+    assert "passed over rebase/hostlib_v3" in printed and "no validation record" in printed
+
+    # the working branch: created at the base, checked out; nothing that existed moved
+    repo = synthetic.repo
+    assert repo.git("rev-parse", "--abbrev-ref", "HEAD") == "rebase/hostlib_v4"
+    assert repo.git("rev-parse", "HEAD") == synthetic.shas["rebase/hostlib_v2"]
+    assert {b: repo.git("rev-parse", b) for b in branches_before} == branches_before
+
+    # pins: host pin and torch/protobuf moved with comments kept; the separate extra left alone
+    pyproject = (synthetic.root / "pyproject.toml").read_text()
+    assert "    'hostlib==0.4.0',  # the pin\n" in pyproject
+    assert '    # keep in step with the host\'s torch\n    "torch==2.3.0",\n' in pyproject
+    assert '    "protobuf==4.25.0",\n' in pyproject  # inside the host's range: no edit
+    assert 'embedding = ["hostlib==0.1.0", "protobuf==3.20.0"]  # its own older host\n' in pyproject
+    assert "pyproject.toml:12  add" not in printed
+    assert "'hostlib==0.2.0',  # the pin  ->  'hostlib==0.4.0',  # the pin" in printed
+    assert '"torch==2.1.0",  ->  "torch==2.3.0",' in printed
+
+    # the safe fixes: moved import split off, added parameter forwarded, dropped parameter removed
+    patches = (synthetic.root / "demo_plugin/patches.py").read_text()
+    assert patches.startswith("from hostlib.utils import kept  # helpers\nfrom hostlib.helpers import helper\n"
+                              "from hostlib.utils import gone\n")
+    assert "    def step(self, batch, budget=None):\n        batch = helper(batch)\n" \
+           "        return self._orig_step(batch, budget=budget)\n" in patches
+    assert "    def load(self, path):\n        return super().load(path)\n" in patches
+    assert "demo_plugin/patches.py:1  import `helper` from `hostlib.helpers`" in printed
+    assert "from hostlib.utils import helper, kept  # helpers  ->" in printed
+
+    # the plan: fixed items ticked, the removed helper still open
+    plan = (out / "REBASE_PLAN.md").read_text()
+    ticked = [line for line in plan.splitlines() if line.startswith("- [x]")]
+    open_ = [line for line in plan.splitlines() if line.startswith("- [ ]") and "`PP" in line]
+    assert any("`PP0402`" in line and "safe fix: import `helper` from `hostlib.helpers`" in line for line in ticked)
+    assert any("`PP0101`" in line and "budget" in line for line in ticked)
+    assert any("`PP020" in line and "strict" in line for line in ticked)
+    assert any("`PP0020`" in line for line in ticked) and any("`PP0021`" in line for line in ticked)
+    assert [line for line in open_ if "`PP0601`" in line and "`gone`" in line]
+    assert not [line for line in open_ if "`PP0402`" in line or "`PP0101`" in line]
+
+    # the runbook maps the changed units to the tests that exercise them, and only those
+    runbook = (out / "REBASE_TEST.md").read_text()
+    row = next(line for line in runbook.splitlines() if line.startswith("| `demo_plugin/patches.py` `MyRunner.load`"))
+    assert "`tests/test_patches.py`" in row and "test_other" not in row
+    assert all((out / name).is_file() for name in ("REBASE_REPORT.md", "EVOLUTION.md"))
+
+    # a second run changes nothing: the tree and the documents are byte-identical
+    tree, docs = _snapshot(synthetic.root), _snapshot(out)
+    assert _rebase(synthetic, out, "--apply", "--branch") == 2  # the first run's edits are not committed
+    assert "uncommitted changes (M " in capsys.readouterr().err
+    assert _rebase(synthetic, out, "--apply", "--branch", "--allow-dirty") == 1
+    again = capsys.readouterr().out
+    assert "applied" not in again and "on rebase/hostlib_v4 already" in again
+    assert _snapshot(synthetic.root) == tree
+    assert _snapshot(out) == docs
+
+
+def test_plan_only_keeps_what_a_maintainer_wrote(synthetic: Synthetic, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "docs"
+    before = _snapshot(synthetic.root)
+    assert _rebase(synthetic, out) == 1
+    printed = capsys.readouterr().out
+    assert "planned (run with --apply): 2 pin edits, 3 safe fixes" in printed
+    assert _snapshot(synthetic.root) == before  # plan only: the checkout is untouched
+    plan = out / "REBASE_PLAN.md"
+    text = plan.read_text()
+    assert text.count(KEEP) == 1
+    plan.write_text(text + "\nGPU box booked for Tuesday.\n")
+    assert _rebase(synthetic, out) == 1
+    again = plan.read_text()
+    assert again.endswith(KEEP + "\n\nGPU box booked for Tuesday.\n") and again.count("## Phase 1") == 1
+
+
+def test_branch_refuses_uncommitted_changes(synthetic: Synthetic, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture) -> None:
+    (synthetic.root / "demo_plugin/other.py").write_text("VALUE = 2\n")
+    assert _rebase(synthetic, tmp_path / "docs", "--apply", "--branch") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pinport: error: ") and "uncommitted changes" in err and err.count("\n") == 1
+    assert synthetic.repo.git("branch", "--list", "rebase/hostlib_v4") == ""
+
+
+def test_old_older_than_the_base_is_warned(synthetic: Synthetic, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture) -> None:
+    _rebase(synthetic, tmp_path / "docs", "--old", "0.1.0")
+    printed = capsys.readouterr().out
+    assert "warning: --old 0.1.0 is older than the validated base 0.2.0 on rebase/hostlib_v2" in printed
