@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_all_start_methods, get_context
-from multiprocessing.connection import Connection
 
 from .accept import accept_findings
 from .checks import Check, select_checks
@@ -24,6 +21,7 @@ from .model.resolve import Resolver
 from .plugin.model import PluginModel, load_plugin_model
 from .sources.progress import ProgressFn, no_progress
 from .sources.tree import SourceTree
+from .workers import can_fork, run_beside
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +50,12 @@ class Models:
 def load_models(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Settings, *,
                 cache: IndexCache | None = None, progress: ProgressFn = no_progress) -> Models:
     plugin_index, old_index, new_index = load_indexes([plugin, old, new], cache, progress=progress)
-    return Models(load_plugin_model(plugin_index, settings), _view(old_index, settings),
-                  _view(new_index, settings))
+    return Models(load_plugin_model(plugin_index, settings), host_view(old_index, settings),
+                  host_view(new_index, settings))
 
 
-def _view(index: CodeIndex, settings: Settings) -> HostView:
+def host_view(index: CodeIndex, settings: Settings) -> HostView:
+    """The view of one indexed host version the checks read."""
     return HostView(index, Resolver(index, settings.host))
 
 
@@ -127,24 +126,13 @@ def _both_sides(checks: Iterable[Check], sides: tuple[ScanContext, ScanContext],
     return _run_checks(checks, sides[0], strict), _run_checks(checks, sides[1], strict)
 
 
-Results = tuple[dict[str, list[Finding]], dict[str, list[Finding]]]
-
-
-def _run_forked(conn: Connection, checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext],
-                strict: bool) -> None:
-    """The forked worker: its share of the checks on both sides, sent back as findings only."""
-    try:
-        result = _both_sides(checks, sides, strict)
-        for index in {id(ctx.host.index): ctx.host.index for ctx in sides}.values():
-            index.flush()
-        conn.send(("done", result))
-    except Exception as exc:  # strict: the parent raises it
-        try:
-            conn.send(("raised", exc))
-        except Exception:  # an exception that does not pickle: its text
-            conn.send(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
-    finally:
-        conn.close()
+def _run_forked(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext],
+                strict: bool) -> tuple[dict[str, list[Finding]], dict[str, list[Finding]]]:
+    """The forked worker's share: its checks on both sides, then the summaries it built to the cache."""
+    result = _both_sides(checks, sides, strict)
+    for index in {id(ctx.host.index): ctx.host.index for ctx in sides}.values():
+        index.flush()
+    return result
 
 
 def _split(checks: tuple[Check, ...]) -> tuple[tuple[Check, ...], tuple[Check, ...]]:
@@ -165,33 +153,13 @@ def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext],
     The worker inherits the loaded models (copy-on-write), so nothing but findings crosses
     between the processes. Without fork (or one core, or one check) everything runs here.
     """
-    if len(checks) < 2 or (os.cpu_count() or 1) < 2 or "fork" not in get_all_start_methods():
+    if len(checks) < 2 or not can_fork():
         return _both_sides(checks, sides, strict)
     here, there = _split(checks)
     for ctx in sides:
         ctx.host.index.load_text()  # once, before the fork, instead of once per process
-    fork = get_context("fork")
-    receiving, sending = fork.Pipe(duplex=False)
-    # forked, not pickled: the worker gets the checks and the loaded models by inheritance
-    worker = fork.Process(target=_run_forked, args=(sending, there, sides, strict), daemon=True)
-    worker.start()
-    sending.close()
-    try:
-        local = _both_sides(here, sides, strict)
-        try:
-            status, payload = receiving.recv()
-        except EOFError:  # the worker died (killed, out of memory): do its share here
-            log.debug("check worker died; running its checks in this process")
-            status, payload = "done", _both_sides(there, sides, strict)
-        if status == "raised":
-            raise payload
-        forked: Results = payload
-    finally:
-        receiving.close()
-        worker.join(timeout=5)
-        if worker.is_alive():
-            worker.terminate()
-            worker.join()
+    local, forked = run_beside(lambda: _run_forked(there, sides, strict), lambda: _both_sides(here, sides, strict),
+                               fallback=lambda: _both_sides(there, sides, strict))
     return tuple({c.name: {**local[i], **forked[i]}[c.name] for c in checks} for i in (0, 1))  # type: ignore[return-value]
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..checks.base import HostView
 from ..findings import Finding
+from ..model.host import HostView
 from ..model.resolve import FUNCTION, METHOD
 from ..model.summary import FunctionInfo, Param, ParamKind
 

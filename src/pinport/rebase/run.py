@@ -22,7 +22,7 @@ from ..pins import read_pin
 from ..plugin.model import load_plugin_model
 from ..port.plan import CLEAN, PortItem, file_proposals
 from ..port.run import plan_port
-from ..scan import Models, _view, scan_models
+from ..scan import Models, host_view, scan_models
 from ..sources import (
     Cache,
     SourceTree,
@@ -258,8 +258,8 @@ def run_rebase(options: RebaseOptions, progress: ProgressFn = no_progress) -> Re
     metadata = host_metadata(new_tree)
     plugin_index, old_index, new_index = load_indexes([base_tree, old_tree, new_tree], index_cache,
                                                       progress=progress)
-    models = Models(load_plugin_model(plugin_index, settings), _view(old_index, settings),
-                    _view(new_index, settings))
+    models = Models(load_plugin_model(plugin_index, settings), host_view(old_index, settings),
+                    host_view(new_index, settings))
     result = scan_models(models, settings)
     pins = plan_pins(settings, list(snapshot.files), snapshot.read, old=old, new=new,
                      host_label=new_index.label, metadata=metadata)
