@@ -222,6 +222,8 @@ class Settings:
     # (plugin path glob, codes) accepted
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = setting((), _per_file_ignores)
     patch_helpers: tuple[str, ...] = setting(("ArcticPatch",), strings(dotted_name))  # P(Helper[Target])
+    # plugin entry-point groups besides <host>.general_plugins and <host>.platform_plugins
+    entry_point_groups: tuple[str, ...] = setting((), strings(dotted_name))
     pin_sources: tuple[PinSource, ...] = setting((PinSource("requirement", extra="*"),), records(PinSource))
     fail_on: str = setting("error", one_of(*_SEVERITIES))  # lowest severity that makes the exit code 1
     mirror_threshold: float = setting(0.6, fraction)
@@ -285,7 +287,7 @@ def load_profile(name: str) -> dict:
     path = resources.files("pinport") / "profiles" / f"{name}.toml"
     if not path.is_file():
         raise ConfigError(f"unknown profile '{name}' (known: {', '.join(available_profiles())})")
-    return tomllib.loads(path.read_text(encoding="utf-8"))
+    return tomllib.loads(path.read_text(encoding="utf-8-sig"))
 
 
 def read_toml(path: Path) -> dict:
@@ -295,7 +297,7 @@ def read_toml(path: Path) -> dict:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        return tomllib.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r})") from None
     except tomllib.TOMLDecodeError as exc:

@@ -102,7 +102,7 @@ class ScanFacts:
     @cached_property
     def plugin_resolver(self) -> Resolver:
         """A resolver over the plugin's own tree (host bases come out EXTERNAL)."""
-        return Resolver(self.plugin.index, self.plugin.package)
+        return Resolver(self.plugin.index, self.plugin.packages or self.plugin.package)
 
     def plugin_defines(self, module: str, qualname: str, name: str) -> bool:
         """Whether the plugin class, or a plugin base of it, defines `name` (or has a `__getattr__`)."""

@@ -8,7 +8,8 @@ from harness import write_tree
 from pinport.config import Settings
 from pinport.errors import ConfigError
 from pinport.model.index import load_index
-from pinport.plugin.model import find_package, load_plugin_model
+from pinport.plugin.model import load_plugin_model
+from pinport.plugin.project import find_packages
 from pinport.sources.tree import SourceTree, scan_all
 
 
@@ -39,8 +40,8 @@ PLUGIN = {
 
 def test_package_found_from_the_tree(tmp_path):
     idx = index(tmp_path, {**PLUGIN, "setup.py": "", "tests/__init__.py": "", "tests/test_a.py": ""})
-    assert find_package(idx, Settings(host="host")) == "plug"
-    assert find_package(idx, Settings(host="host", plugin_package="other")) == "other"
+    assert find_packages(idx, Settings(host="host")).packages == ("plug",)
+    assert find_packages(idx, Settings(host="host", plugin_package="other")).packages == ("other",)
 
 
 @pytest.mark.parametrize("files", [
@@ -49,7 +50,7 @@ def test_package_found_from_the_tree(tmp_path):
 ])
 def test_package_must_be_unambiguous(tmp_path, files):
     with pytest.raises(ConfigError):
-        find_package(index(tmp_path, files), Settings(host="host"))
+        find_packages(index(tmp_path, files), Settings(host="host"))
 
 
 def test_modules_in_scope_are_sorted_and_exclude_other_packages(tmp_path):

@@ -64,6 +64,20 @@ def real_models() -> Callable[[str, str, str], tuple[Models, Settings]]:
     return _models
 
 
+@cache
+def _models_of(dist: str, version: str, old: str, new: str = "") -> tuple[Models, Settings]:
+    plugin = fetch_release(dist, version, cache=_cache(), prefer="sdist")
+    settings = load_settings(plugin.project_root or plugin.root)
+    index_cache = IndexCache(_cache().path("index", "summaries.sqlite"))
+    return load_models(plugin, _vllm(old), _vllm(new or old), settings, cache=index_cache), settings
+
+
+@pytest.fixture(scope="session")
+def real_models_of() -> Callable[..., tuple[Models, Settings]]:
+    """real_models_of("vllm-rbln", "0.11.2", "0.24.0"[, NEW]) -> any plugin release's models, memoised."""
+    return _models_of
+
+
 @pytest.fixture(scope="session")
 def user_cache() -> Path:
     return _cache().root

@@ -13,6 +13,7 @@ from ..config import Settings, load_settings
 from ..errors import ConfigError, SourceNotFound
 from ..model.index import IndexCache
 from ..pins import read_pin
+from ..plugin.project import is_plugin_checkout
 from ..scan import Models, load_models
 from ..sources import (
     Cache,
@@ -83,6 +84,8 @@ def resolve_inputs(*, plugin_spec: str | None, old_spec: str | None, new_spec: s
     Every spec and setting is checked before anything is fetched or indexed.
     """
     cache = Cache(cache_dir)
+    if plugin_spec is None and _in_plugin_checkout(host):
+        plugin_spec = "."  # run inside a plugin's checkout: scan that checkout
     default_job = plugin_spec is None
     plugin_spec = plugin_spec or DEFAULT_PLUGIN
     if old_spec and old_tree or new_spec and new_tree:
@@ -100,7 +103,8 @@ def resolve_inputs(*, plugin_spec: str | None, old_spec: str | None, new_spec: s
     settings = load_settings(plugin.project_root or plugin.root, overrides)
     if not old_spec:
         root = plugin.project_root or plugin.root
-        old_spec = read_pin(settings, lambda rel: read_inside(root, rel))
+        old_spec = read_pin(settings, lambda rel: read_inside(root, rel), lambda: _listing(root),
+                            lambda: list_versions(settings.host_dist))
         if not old_spec:
             raise ConfigError(f"{plugin.label}: no exact {settings.host_dist} pin found; pass --old")
     if not new_spec:
@@ -108,6 +112,24 @@ def resolve_inputs(*, plugin_spec: str | None, old_spec: str | None, new_spec: s
     old = load_host(old_spec, settings, cache=cache, progress=progress)
     new = load_host(new_spec, settings, cache=cache, progress=progress)
     return Inputs(plugin, old, new, settings, cache)
+
+
+def _in_plugin_checkout(host: str | None) -> bool:
+    here = Path.cwd()
+    try:
+        host = host or load_settings(here).host
+    except ConfigError:  # a broken pyproject.toml here is not a plugin checkout to scan
+        return False
+    return is_plugin_checkout(here, host)
+
+
+def _listing(root: Path) -> list[str]:
+    """Files at the project root and one level down (requirements/, *.dist-info/), for pin reading."""
+    out = []
+    for pattern in ("*", "*/*"):
+        out += [p.relative_to(root).as_posix() for p in root.glob(pattern)
+                if p.is_file() and p.suffix in ("", ".txt", ".in", ".md", ".rst")]
+    return sorted(out)
 
 
 def read_inside(root: Path, rel: str) -> str | None:

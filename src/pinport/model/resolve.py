@@ -35,11 +35,12 @@ class Symbol:
 
 
 class Resolver:
-    """Resolution over one CodeIndex; `top` is the package it owns (others are external)."""
+    """Resolution over one CodeIndex; `top` is the package it owns, or several (others are external)."""
 
-    def __init__(self, index: CodeIndex, top: str) -> None:
+    def __init__(self, index: CodeIndex, top: str | tuple[str, ...]) -> None:
         self.index = index
-        self.top = top
+        self.tops = (top,) if isinstance(top, str) else top
+        self.top = self.tops[0]
         self._memo: dict[str, Symbol | None] = {}
         self._mro: dict[str, tuple[Symbol, ...]] = {}
 
@@ -58,7 +59,7 @@ class Resolver:
             return None
         seen = seen | {path}
         parts = path.split(".")
-        if parts[0] != self.top:
+        if parts[0] not in self.tops:
             return Symbol(EXTERNAL, path, "")
         for i in range(len(parts), 0, -1):
             mod = ".".join(parts[:i])
@@ -97,7 +98,7 @@ class Resolver:
         for star in summary.star_imports if star_key not in seen else ():
             target = self.index.modules.get(star)
             if target is None:
-                if not (star == self.top or star.startswith(self.top + ".")):
+                if star.split(".")[0] not in self.tops:
                     return None  # a star import from outside: the name may come from there; unknown
                 continue
             exported = target.all_names if target.all_names is not None else None

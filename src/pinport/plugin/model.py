@@ -7,18 +7,20 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ..config import Settings
-from ..errors import ConfigError
 from ..model.index import CodeIndex
 from .discover import PluginNames, PluginSurface, discover
+from .project import find_packages
 
 
 @dataclass
 class PluginModel:
     index: CodeIndex
-    package: str
+    package: str  # the first of `packages`
     modules: list[str]  # the modules scanned (settings.skipped removed), sorted
     surface: PluginSurface
     names: PluginNames
+    packages: tuple[str, ...] = ()  # every package scanned
+    chosen_because: str = ""  # how the packages were found (entry points, host imports …)
 
     @property
     def label(self) -> str:
@@ -47,26 +49,14 @@ class PluginModel:
         return self._functions.get((module, qualname))
 
 
-def find_package(index: CodeIndex, settings: Settings) -> str:
-    """The plugin's import package: the setting, else the one top-level package in the tree."""
-    if settings.plugin_package:
-        return settings.plugin_package
-    tops = sorted({m.split(".")[0] for m in index.modules if m in index.packages or "." in m})
-    tops = [t for t in tops if t not in ("tests", "test", "docs", "benchmarks", "examples", "setup")]
-    if len(tops) == 1:
-        return tops[0]
-    if not tops:
-        raise ConfigError(f"{index.label}: no Python package found in the plugin tree")
-    raise ConfigError(f"{index.label}: several packages ({', '.join(tops)}); set plugin-package in "
-                      "[tool.pinport]")
-
-
 def load_plugin_model(index: CodeIndex, settings: Settings) -> PluginModel:
     """Select the plugin's modules (minus skipped sub-packages) and discover their host surface."""
-    package = find_package(index, settings)
-    skipped = tuple(f"{package}.{s}" for s in settings.skipped)
+    found = find_packages(index, settings)
+    packages = found.packages
+    skipped = tuple(f"{p}.{s}" for p in packages for s in settings.skipped)
     modules = sorted(m for m in index.modules
-                     if (m == package or m.startswith(package + "."))
+                     if any(m == p or m.startswith(p + ".") for p in packages)
                      and not any(m == s or m.startswith(s + ".") for s in skipped))
     names = PluginNames(index, settings.host)
-    return PluginModel(index, package, modules, discover(index, modules, settings), names)
+    return PluginModel(index, packages[0], modules, discover(index, modules, settings), names,
+                       packages, found.reason)

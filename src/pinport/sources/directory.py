@@ -30,17 +30,25 @@ NOT_PACKAGES = frozenset(
 
 def _project_name(base: Path) -> str:
     try:
-        data = tomllib.loads((base / "pyproject.toml").read_text(encoding="utf-8"))
+        data = tomllib.loads((base / "pyproject.toml").read_text(encoding="utf-8-sig"))
     except (OSError, tomllib.TOMLDecodeError):
         return ""
     name = data.get("project", {}).get("name", "")
     return name if isinstance(name, str) else ""
 
 
+def _is_namespace_package(path: Path) -> bool:
+    """A PEP 420 namespace package: no __init__.py, but packages or modules a level or two below.
+
+    (A folder of loose scripts is not one.)"""
+    return any(p.is_file() for pattern in ("*/*.py", "*/*/*.py") for p in path.glob(pattern))
+
+
 def discover_packages(base: Path, dist: str = "") -> tuple[str, ...]:
     """Top-level packages of a project (flat or `src/`), the one named like the project first.
 
-    `dist` is the distribution name when the caller knows it; otherwise pyproject.toml's.
+    Namespace packages (PEP 420, no __init__.py) count too. `dist` is the distribution name when
+    the caller knows it; otherwise pyproject.toml's.
     """
     wanted = canonicalize_name(dist or _project_name(base)).replace("-", "_")
     for root in (base, base / "src"):
@@ -51,8 +59,8 @@ def discover_packages(base: Path, dist: str = "") -> tuple[str, ...]:
             for p in root.iterdir()
             if p.is_dir()
             and not p.is_symlink()
-            and (p / "__init__.py").is_file()
             and p.name.isidentifier()
+            and ((p / "__init__.py").is_file() or (p.name != "src" and _is_namespace_package(p)))
             and p.name not in NOT_PACKAGES
         )
         if names:

@@ -1,0 +1,136 @@
+"""Pin reading: every place a plugin states its host requirement, with the exact span of each."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from pinport.config import PinSource, Settings
+from pinport.errors import ConfigError
+from pinport.pins import (
+    DEPENDENCIES,
+    EXTRA,
+    EXTRAS_REQUIRE,
+    INSTALL_REQUIRES,
+    METADATA,
+    README,
+    REQUIREMENTS,
+    choose_pin,
+    find_pins,
+    read_pin,
+    release_of,
+)
+
+
+def reader(files: dict[str, str]):
+    texts = {k: textwrap.dedent(v).lstrip("\n") if v.startswith("\n") else v for k, v in files.items()}
+    return texts, (lambda rel: texts.get(rel)), (lambda: list(texts))
+
+
+def pins(files: dict[str, str]):
+    texts, read, listing = reader(files)
+    found = find_pins(read, "vllm", listing)
+    for s in found:  # the span is exactly the requirement, on the stated line
+        assert texts[s.file][s.start:s.end] == s.requirement
+        assert texts[s.file].splitlines()[s.line - 1].find(s.requirement) >= 0
+    return [(s.file, s.line, s.requirement, s.kind, s.extra) for s in found]
+
+
+def test_pyproject_dependencies_and_extras_with_spans():
+    assert pins({"pyproject.toml": """
+        [project]
+        name = "plug"
+        dependencies = [
+            "torch>=2",
+            "vllm==0.17.1+cpu",
+        ]
+        [project.optional-dependencies]
+        audio = ['vllm[audio]==0.17.1']
+        [tool.other]
+        x = "vllm==9.9.9"
+    """}) == [("pyproject.toml", 5, "vllm==0.17.1+cpu", DEPENDENCIES, ""),
+              ("pyproject.toml", 8, "vllm[audio]==0.17.1", EXTRA, "audio")]
+
+
+def test_setup_py_is_parsed_not_run():
+    assert pins({"setup.py": """
+        import os
+        from setuptools import setup
+        os.system("rm -rf /")  # never executed
+        setup(name="plug", install_requires=["vllm >= 0.9, <= 0.9.2", "torch"],
+              extras_require={"cuda": ["vllm==0.9.2"]})
+    """}) == [("setup.py", 4, "vllm >= 0.9, <= 0.9.2", INSTALL_REQUIRES, ""),
+              ("setup.py", 5, "vllm==0.9.2", EXTRAS_REQUIRE, "cuda")]
+
+
+def test_setup_cfg_requirements_metadata_and_readme():
+    found = pins({
+        "setup.cfg": """
+            [metadata]
+            name = plug
+            [options]
+            install_requires =
+                numpy
+                vllm==0.11.0
+            [options.extras_require]
+            tpu = vllm==0.11.0
+        """,
+        "requirements/base.txt": "numpy  # math\nvllm==0.11.0 ; python_version >= '3.10'  # the pin\n-r other.txt\n",
+        "PKG-INFO": "Name: plug\nRequires-Dist: vllm==0.11.0; extra == \"tpu\"\n\nRun `pip install vllm==0.10.0`\n",
+        "README.md": "# plug\n\nvllm==0.0.1 in prose is no install line\n```\npip install plug 'vllm==0.11.0'\n```\n",
+    })
+    assert found == [
+        ("setup.cfg", 6, "vllm==0.11.0", INSTALL_REQUIRES, ""),
+        ("setup.cfg", 8, "vllm==0.11.0", EXTRAS_REQUIRE, "tpu"),
+        ("PKG-INFO", 2, "vllm==0.11.0; extra == \"tpu\"", METADATA, "tpu"),
+        ("requirements/base.txt", 2, "vllm==0.11.0 ; python_version >= '3.10'", REQUIREMENTS, ""),
+        ("PKG-INFO", 4, "vllm==0.10.0", README, ""),
+        ("README.md", 5, "vllm==0.11.0", README, ""),
+    ]
+
+
+def test_bom_and_wheel_metadata_continuations():
+    # METADATA headers continue on indented (even blank-looking) lines; the pin comes after them
+    metadata = "Metadata-Version: 2.4\nLicense: Apache\n        \n    more\nRequires-Dist: vllm==0.24.0+cpu\n\nbody\n"
+    assert pins({"pyproject.toml": "\ufeff[project]\nname = 'p'\ndependencies = ['vllm==0.24.0']\n", "plug-1.dist-info/METADATA": metadata,
+                 "requirements.txt": "\ufeffvllm==0.24.0\n"}) == [
+        ("pyproject.toml", 3, "vllm==0.24.0", DEPENDENCIES, ""),
+        ("requirements.txt", 1, "vllm==0.24.0", REQUIREMENTS, ""),
+        ("plug-1.dist-info/METADATA", 5, "vllm==0.24.0+cpu", METADATA, ""),
+    ]
+
+
+def test_exact_wins_then_bounded_ranges_pick_the_newest_admitted_release():
+    _, read, listing = reader({"pyproject.toml": """
+        [project]
+        dependencies = ["vllm>=0.17.0,<0.18.1"]
+    """})
+    statements = find_pins(read, "vllm", listing)
+    versions = ["0.16.0", "0.17.0", "0.17.1", "0.18.0", "0.18.1", "0.19.0rc1"]
+    assert choose_pin(statements, versions=lambda: versions)[0] == "0.18.0"
+    assert choose_pin(statements) is None  # a range without a version list decides nothing
+    open_ended = find_pins(lambda rel: '[project]\ndependencies = ["vllm>=0.16"]\n' if rel == "pyproject.toml"
+                           else None, "vllm")
+    assert choose_pin(open_ended, versions=lambda: versions) is None
+    same = find_pins(lambda rel: "vllm>=0.11.2,<=0.11.2\n" if rel == "requirements.txt" else None, "vllm")
+    assert same[0].exact == "0.11.2" and choose_pin(same)[0] == "0.11.2"
+
+
+def test_local_version_is_fetched_as_its_release():
+    assert release_of("0.17.1+cpu") == "0.17.1" and release_of("0.9.0.1") == "0.9.0.1"
+    read = {"pyproject.toml": '[project]\ndependencies = ["vllm==0.17.1+cpu"]\n'}.get
+    assert read_pin(Settings(), read) == "0.17.1"
+
+
+def test_settings_choose_the_group_and_regex_sources_come_first():
+    read = {"pyproject.toml": '[project]\noptional-dependencies = {a = ["vllm==1.0"], b = ["vllm==2.0"]}\n',
+            "plug/v.py": "PIN = '3.0'\n"}.get
+    assert read_pin(Settings(pin_sources=(PinSource("requirement", extra="b"),)), read) == "2.0"
+    assert read_pin(Settings(pin_sources=(PinSource("requirement", extra=""),)), read) is None
+    regex = PinSource("regex", file="plug/v.py", pattern=r"PIN = '([^']+)'")
+    assert read_pin(Settings(pin_sources=(regex, PinSource("requirement", extra="*"))), read) == "3.0"
+    with pytest.raises(ConfigError):
+        read_pin(Settings(pin_sources=(PinSource("regex", file="x", pattern="("),)), read)
+    with pytest.raises(ConfigError):
+        read_pin(Settings(pin_sources=(PinSource("nope"),)), read)
