@@ -207,6 +207,58 @@ def _forks(value: Any, where: str) -> tuple[tuple[str, str], ...]:
     return tuple((fork.plugin, fork.host) for fork in declared)
 
 
+_ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+def entry_reference(value: Any, where: str) -> str:
+    """A "module:attribute.path" reference, as in an entry point."""
+    value = nonempty(value, where)
+    if not _ENTRY.match(value):
+        raise ConfigError(f"{where} must be 'module:function' (like 'pkg.plugin:register'), not {value!r}")
+    return value
+
+
+def _environment(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """A table of environment variables; numbers and true/false become their text ("1", "0")."""
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a table of NAME = \"value\"")
+    out = []
+    for name, item in value.items():
+        if isinstance(item, bool):
+            item = "1" if item else "0"
+        elif isinstance(item, int | float):
+            item = str(item)
+        out.append((nonempty(name, where), text(item, f"{where} {name!r}")))
+    return tuple(sorted(out))
+
+
+def _seconds(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigError(f"{where} must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """`[tool.pinport.gate]`: how the no-GPU gate bootstraps the plugin in a real host environment.
+
+    `env` is set in the gate's subprocess before anything is imported (the plugin's own switches
+    for its platform and version checks); `stub` names modules to stand in for up front, whether
+    or not they exist; `entry-point` ("module:function") overrides the plugin's registered entry
+    point in `entry-point-group`; `apply` lists functions ("module:Class.method") called after it,
+    for patches the plugin applies later than its bootstrap (when a host worker starts, say);
+    `tests` is the plugin's test directory, relative to its project.
+    """
+
+    env: tuple[tuple[str, str], ...] = setting((), _environment)
+    stub: tuple[str, ...] = setting((), strings(dotted_name))
+    entry_point: str = setting("", optional(entry_reference))
+    entry_point_group: str = setting("vllm.general_plugins", nonempty)
+    apply: tuple[str, ...] = setting((), strings(entry_reference))
+    tests: str = setting("tests", relative_path)
+    timeout: float = setting(900.0, _seconds)  # seconds for one gate subprocess
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything a scan needs to know about the plugin and its host; frozen once loaded."""
@@ -236,6 +288,7 @@ class Settings:
     host_source_url: str = setting("", text)
     probes_file: str = setting("", relative_path)
     profile: str = setting("", optional(dotted_name))
+    gate: GateSettings = setting(GateSettings(), table(GateSettings))  # [tool.pinport.gate]
 
     def __post_init__(self) -> None:
         if not self.host_distribution and not _DISTRIBUTION.match(self.host):
@@ -340,8 +393,12 @@ def load_settings(plugin_root: Path | None, overrides: dict | None = None) -> Se
         guess_profile(pyproject, plugin_root) if plugin_root else "")
     merged: dict = {}
     if profile:
-        merged.update(_coerce(Settings, load_profile(profile), f"profile {profile}"))
+        raw_profile = load_profile(profile)
+        merged.update(_coerce(Settings, raw_profile, f"profile {profile}"))
         merged["profile"] = profile
+        if isinstance(raw_profile.get("gate"), dict) and isinstance(table_.get("gate"), dict):
+            # the plugin's [tool.pinport.gate] keys win one by one over the profile's
+            ours["gate"] = table(GateSettings)({**raw_profile["gate"], **table_["gate"]}, f"{origin} 'gate'")
     merged.update(ours)
     merged.update({k: v for k, v in flags.items() if k != "profile"})
     return _build(Settings, {**{f.name: getattr(Settings(), f.name) for f in fields(Settings)}, **merged},

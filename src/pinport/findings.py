@@ -21,11 +21,12 @@ class Severity(StrEnum):
 
 
 class Status(StrEnum):
-    """Whether the move OLD -> NEW introduces a finding or it already holds on OLD."""
+    """Whether the move OLD -> NEW introduces a finding, it already holds on OLD, or the gate saw it happen."""
 
     DRIFT = "drift"  # introduced by the move: holds on NEW, not on OLD
     LATENT = "latent"  # already broken on the current pin, still broken on NEW
     FIXED = "fixed"  # held on OLD, the move fixes it (reported only on request)
+    CONFIRMED = "confirmed"  # seen happen by the gate in a real host environment
 
 
 @dataclass(frozen=True, slots=True)

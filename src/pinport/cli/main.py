@@ -184,10 +184,12 @@ def list_checks() -> None:
 
 
 def _register_optional_commands() -> None:
+    from .gate import gate_command
     from .ledger import ledger_command
     from .port import port_command
     from .rebase import rebase_command
 
+    cli.add_command(gate_command, "gate")
     cli.add_command(ledger_command, "ledger")
     cli.add_command(port_command, "port")
     cli.add_command(rebase_command, "rebase")

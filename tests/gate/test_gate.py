@@ -1,0 +1,148 @@
+"""The gate end to end on a real (tiny) host installed into venvs, with a synthetic plugin."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pinport.cli.main import main
+from pinport.config import load_settings
+from pinport.findings import Severity, Status
+from pinport.gate import render_gate, run_gate, use_python
+from pinport.gate.env import MARKER, make_env
+from pinport.scan import load_models, scan_models
+from pinport.sources import load_directory
+
+pytestmark = pytest.mark.slow
+
+
+def _gate(plugin_tree: Path, host_trees: dict[str, Path], env, new: str):
+    settings = load_settings(plugin_tree)
+    plugin = load_directory(plugin_tree, "tinyplug")
+    old_tree = load_directory(host_trees["1.0"], "tinyhost")
+    new_tree = load_directory(host_trees[new], "tinyhost")
+    models = load_models(plugin, old_tree, new_tree, settings)
+    static = scan_models(models, settings)
+    return run_gate(plugin.root, env, settings, models.plugin, static=static, project_root=plugin_tree,
+                    new_label=f"tinyhost {new}")
+
+
+def _steps(result) -> dict[str, str]:
+    return {s.name: s.label for s in result.steps}
+
+
+def _find(result, code: str, path: str, line: int):
+    found = [f for f in result.report.findings if f.code == code and f.plugin and
+             (f.plugin.path, f.plugin.line) == (path, line)]
+    assert len(found) == 1, [(f.code, str(f.plugin)) for f in result.report.findings]
+    return found[0]
+
+
+def test_passing_case_every_step_passes(plugin_tree, host_trees, host_envs):
+    envs, _ = host_envs
+    result = _gate(plugin_tree, host_trees, envs["1.0"], "1.0")
+    assert _steps(result) == {"compile": "PASS", "host": "PASS", "import": "PASS", "bootstrap": "PASS",
+                              "patches": "PASS", "tests": "PASS", "join": "PASS"}
+    assert not result.failed
+    assert result.patch_classes == (2, 2)
+    assert {c.status for c in result.patches} == {"applied"}
+    # absent modules are stubbed and listed, at the plugin line that imports them, as info
+    stubs = {f.subject: f for f in result.findings if f.code == "PP0080"}
+    assert set(stubs) == {"tinyplug._C", "tinyplug_optional_dependency"}
+    assert (stubs["tinyplug._C"].plugin.path, stubs["tinyplug._C"].plugin.line) == ("tinyplug/kernels.py", 2)
+    assert stubs["tinyplug._C"].level is Severity.INFO and stubs["tinyplug._C"].status is Status.CONFIRMED
+    assert result.stubbed == {"tinyplug._C": "extension", "tinyplug_optional_dependency": "optional"}
+    assert "1 tests collected" in next(s.summary for s in result.steps if s.name == "tests")
+
+
+def test_failing_case_lists_every_break_in_one_run(plugin_tree, host_trees, host_envs):
+    envs, _ = host_envs
+    result = _gate(plugin_tree, host_trees, envs["2.0"], "2.0")
+    assert _steps(result) == {"compile": "PASS", "host": "PASS", "import": "FAIL", "bootstrap": "PASS",
+                              "patches": "FAIL", "tests": "FAIL", "join": "PASS"}
+    # moved name: recorded at the plugin frame, predicted by the static imports check
+    moved = _find(result, "PP0072", "tinyplug/engine_patch.py", 2)
+    assert moved.subject == "tinyhost.utils.helper" and moved.status is Status.CONFIRMED
+    assert moved.plugin.snippet == "from tinyhost.utils import helper"
+    assert moved.level is Severity.ERROR and moved.args["prediction"] == "; predicted by PP0402"
+    # removed attribute used in a class body: the import went on past the first break
+    removed = _find(result, "PP0073", "tinyplug/engine_patch.py", 7)
+    assert removed.subject == "tinyhost.engine.Engine.legacy"
+    assert removed.plugin.snippet == "_orig_legacy = Engine.legacy"
+    assert removed.details[0] == "AttributeError: type object 'Engine' has no attribute 'legacy'"
+    # the static findings the gate reproduced are confirmed, keeping their static status as evidence
+    static_moved = _find(result, "PP0402", "tinyplug/engine_patch.py", 2)
+    assert static_moved.status is Status.CONFIRMED and "static status: drift" in static_moved.details
+    assert _find(result, "PP0001", "tinyplug/engine_patch.py", 7).status is Status.CONFIRMED
+    # missing compiled extension: stubbed, listed, not a break
+    assert result.stubbed["tinyplug._C"] == "extension"
+    # the patch that does not apply (the plugin skips it on 2.x), by identity
+    missed = _find(result, "PP0077", "tinyplug/runner_patch.py", 6)
+    assert missed.subject == "tinyhost.runner.Runner.execute"
+    assert missed.args["detail"] == "tinyhost.runner.Runner.execute is tinyhost.runner.Runner.execute"
+    assert result.patch_classes == (1, 2)
+    # the tests' collection error, with its file
+    collect = _find(result, "PP0078", "tests/test_engine.py", 1)
+    assert "cannot import name 'helper' from 'tinyhost.utils'" in collect.args["error"]
+    assert result.failed
+
+
+def test_unpredicted_break_is_reported_as_such(plugin_tree, host_trees, host_envs):
+    envs, _ = host_envs
+    settings = load_settings(plugin_tree)
+    plugin = load_directory(plugin_tree, "tinyplug")
+    # static scan against 1.0 on both sides predicts nothing; the gate in 2.0 sees the breaks
+    same = load_directory(host_trees["1.0"], "tinyhost")
+    models = load_models(plugin, same, same, settings)
+    static = scan_models(models, settings)
+    result = run_gate(plugin.root, envs["2.0"], settings, models.plugin, static=static, project_root=plugin_tree)
+    moved = _find(result, "PP0072", "tinyplug/engine_patch.py", 2)
+    assert moved.args["prediction"] == "; no static finding predicted this"
+    assert _steps(result)["join"] == "FAIL"
+    assert not [f for f in result.report.findings if f.status is Status.CONFIRMED and f.code == "PP0402"]
+
+
+def test_report_formats_carry_steps_and_confirmed_findings(plugin_tree, host_trees, host_envs):
+    envs, _ = host_envs
+    result = _gate(plugin_tree, host_trees, envs["2.0"], "2.0")
+    text = render_gate(result, "text")
+    assert "FAIL import: 6 of 6 plugin modules import; 2 import-time breaks recorded in one run" in text
+    assert "PP0072 error [confirmed] #4" in text
+    document = json.loads(render_gate(result, "json"))
+    assert [s["result"] for s in document["gate"]["steps"]] == ["PASS", "PASS", "FAIL", "PASS", "FAIL", "FAIL",
+                                                               "PASS"]
+    assert document["gate"]["patch_classes"] == {"applied": 1, "total": 2}
+    assert {f["code"] for f in document["findings"] if f["status"] == "confirmed"} >= {
+        "PP0072", "PP0073", "PP0077", "PP0078", "PP0402", "PP0001"}
+    sarif = json.loads(render_gate(result, "sarif"))
+    assert sarif["runs"][0]["properties"]["gate"]["failed"] is True
+    assert "| import | **FAIL** |" in render_gate(result, "markdown")
+
+
+def test_env_is_reused_and_a_half_built_one_rebuilt(host_envs):
+    envs, cache = host_envs
+    env = envs["1.0"]
+    again = make_env("tinyhost", "1.0", cache=cache)
+    assert again.python == env.python and not again.built
+    (env.path / MARKER).unlink()  # as if the build had been interrupted before the marker
+    rebuilt = make_env("tinyhost", "1.0", cache=cache)
+    assert rebuilt.built and (env.path / MARKER).is_file()
+    assert use_python(rebuilt.python, "tinyhost").host_version == "1.0"
+
+
+def test_cli_gate_with_python_and_plugin_tree(plugin_tree, host_trees, host_envs, capsys):
+    envs, _ = host_envs
+    code = main(["gate", "--plugin", str(plugin_tree), "--old", str(host_trees["1.0"]),
+                 "--new", str(host_trees["2.0"]), "--python", str(envs["2.0"].python), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "FAIL patches: 1 of 2 patched members" in out
+    assert "tinyplug/engine_patch.py:7  PP0073 error [confirmed]" in out
+
+
+def test_cli_gate_without_environment_is_one_line_exit_2(plugin_tree, capsys):
+    assert main(["gate", "--plugin", str(plugin_tree), "--python", "/nonexistent/python", "--old", "1.0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pinport: error: ")
