@@ -87,8 +87,8 @@ class LazyModules(Mapping[str, ModuleSummary]):
                     summary = pickle.loads(blob)
                     if isinstance(summary, ModuleSummary):
                         return summary
-                except Exception:
-                    pass  # a damaged cache row: recomputed below and rewritten
+                except Exception as exc:  # a damaged cache row: recomputed below and rewritten
+                    _damaged(exc)
             blob = _summarize_file(self._jobs[key])
             self._blobs[key] = blob
             self._pending.append((key, blob))
@@ -118,6 +118,17 @@ class LazyModules(Mapping[str, ModuleSummary]):
         """Identity of the whole tree's content, for facts computed over every module."""
         return hashlib.blake2b("\n".join(f"{m}={k}" for m, k in self._keys.items()).encode(),
                                digest_size=16).hexdigest()
+
+
+# What a damaged or stale cache row raises when loaded; it is rebuilt. Under PINPORT_STRICT=1 (the
+# test suite sets it) anything else raises, so that a bug never hides behind a rebuilt row.
+_DAMAGE = (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError, IndexError, OverflowError,
+           KeyError)
+
+
+def _damaged(exc: Exception) -> None:
+    if os.environ.get("PINPORT_STRICT") == "1" and not isinstance(exc, _DAMAGE):
+        raise exc
 
 
 class CodeIndex:
@@ -262,8 +273,8 @@ class CodeIndex:
             if blob is not None:
                 try:
                     return pickle.loads(blob)
-                except Exception:
-                    pass  # damaged: rebuild below
+                except Exception as exc:  # damaged: rebuild below
+                    _damaged(exc)
         # From the text, not the summaries: building a catalog must not cost a parse of every file.
         definitions: dict[str, list[tuple[str, BindingKind]]] = {}
         flags: list[tuple[str, str]] = []
