@@ -227,3 +227,28 @@ def test_a_crashing_check_keeps_its_findings_and_names_the_plugin_unit():
     line = plugin["plug/patch.py"].splitlines().index("    def reset(self):") + 1
     assert (crash.plugin.path, crash.plugin.line, crash.plugin.unit) == ("plug/patch.py", line, "EnginePatch.reset")
     assert crash.level is Severity.WARNING
+
+
+def test_host_specifics_are_settings():
+    """The plugin-loader name and the env-flag module name come from the settings, not the checks."""
+    from pinport.checks.host_kinds import HostKindsCheck
+    from pinport.checks.load_timing import LoadTimingCheck
+
+    config = "class Config:\n    def __init__(self):\n        self.x = 1\n"
+    core = "from host.config import Config\n\n\ndef start():\n    cfg = Config()\n    boot_plugins()\n"
+    plugin = ("from plug.patching import ArcticPatch\nfrom host.config import Config\n\n\n"
+              "class ConfigPatch(ArcticPatch[Config]):\n    def __init__(self):\n        self.x = 2\n")
+    host = {"host/config.py": config, "host/core.py": core}
+    files = {"plug/patch.py": plugin, **PATCHING}
+    assert not run_scan(host, host, files, checks=(LoadTimingCheck(),)).findings
+    built = run_scan(host, host, files, checks=(LoadTimingCheck(),), plugin_loaders=("boot_plugins",))
+    assert [(f.code, f.level, f.status, f.args["built"], f.args["loaded"]) for f in built.findings] == [
+        ("PP1101", Severity.WARNING, Status.LATENT, "5", "6")]
+    assert [(s.path, s.line) for s in built.findings[0].sites] == [("host/core.py", 5), ("host/core.py", 6)]
+
+    flags = "def __getattr__(name):\n    return _TABLE[name]()\n\n\n_TABLE = {\n    'HOST_A': lambda: 1,\n}\n"
+    uses = "import host.flags as flags\n\nX = flags.HOST_GONE\n"
+    old, new = {"host/flags.py": flags.replace("'HOST_A'", "'HOST_GONE'")}, {"host/flags.py": flags}
+    gone = run_scan(old, new, {"plug/use.py": uses}, checks=(HostKindsCheck(),), env_module="flags")
+    assert [(f.code, f.subject) for f in gone.findings] == [("PP0612", "host.flags.HOST_GONE")]
+    assert not run_scan(old, new, {"plug/use.py": uses}, checks=(HostKindsCheck(),)).findings

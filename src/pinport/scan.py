@@ -56,7 +56,7 @@ def load_models(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: 
 
 def host_view(index: CodeIndex, settings: Settings) -> HostView:
     """The view of one indexed host version the checks read."""
-    return HostView(index, Resolver(index, settings.host))
+    return HostView(index, Resolver(index, settings.host), settings.env_module)
 
 
 @contextmanager

@@ -1,9 +1,9 @@
 """Plugin-load timing (#11): patched classes the host builds before its plugins are loaded.
 
-A patch applies when the host loads its plugins (`load_general_plugins()` in vLLM). Methods
-are looked up on the class at call time, so an instance created before that still sees most
-patched members later; what it never sees are the patched members that run *while it is
-built*: `__new__`, `__init__`, `__post_init__`. Two host shapes create such instances:
+A patch applies when the host loads its plugins (the `plugin-loaders` setting:
+`load_general_plugins()` in vLLM). Methods are looked up on the class at call time, so an
+instance created before that still sees most patched members later; what it never sees are the
+patched members that run *while it is built*: `__new__`, `__init__`, `__post_init__`. Two host shapes create such instances:
 
 * a function that loads the plugins constructs the class before the load line
   (TargetBuiltBeforePluginLoad), and
@@ -39,7 +39,6 @@ CONSTRUCTION_LOADS = Kind("PP1102", "TargetConstructionLoadsPlugins", "construct
                           "{members} exist", Severity.WARNING, 11, NAME)
 
 KINDS = (BUILT_BEFORE_LOAD, CONSTRUCTION_LOADS)
-DEFAULT_LOADERS = ("load_general_plugins",)
 _SITES = 5
 
 
@@ -67,14 +66,14 @@ class LoadTimingCheck:
     kinds = KINDS
     description = "no patched class is built (by the host) before the plugins that patch it are loaded"
 
-    def __init__(self, loaders: Sequence[str] = DEFAULT_LOADERS) -> None:
-        self.loaders = tuple(loaders)  # names of the host functions that load plugins
+    def __init__(self, loaders: Sequence[str] = ()) -> None:
+        self.loaders = tuple(loaders)  # names of the host functions that load plugins; default: settings
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
         targets = _targets(ctx)
         if not targets:
             return
-        loaders = _loaders(ctx, self.loaders)
+        loaders = _loaders(ctx, self.loaders or ctx.settings.plugin_loaders)
         for loader in loaders:
             yield from self._built_before(ctx, loader, targets)
         for target in targets:
