@@ -250,7 +250,7 @@ def judge_one_side(plugin: PluginModel, host: HostView, other: HostView, setting
     For scanning many host versions against one baseline (the rebase's stops), where the
     baseline's side is judged once and not again per version.
     """
-    ctx = ScanContext(plugin, host, other, True, settings)
+    ctx = ScanContext(plugin, host, other, True, settings, ScanFacts(plugin, other, host, settings))
     selected = select_checks(checks)
     with _collector_paused():
         found = _run_checks(selected, ctx, False)

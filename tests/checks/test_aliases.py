@@ -1,5 +1,7 @@
 """Aliases (`_orig_*`) and patch targets resolve in NEW, through inheritance."""
 
+import pytest
+
 from harness import expect, only, run_scan
 from pinport.checks.aliases import AliasesCheck
 
@@ -63,3 +65,11 @@ def test_custom_patch_helper_name():
     src = "from host.runner import Runner\nfrom plug.h import Helper\n\nclass P(Helper[Runner]):\n    _o = Runner.load_model\n"
     plugin = {"plug/p.py": src, "plug/h.py": "class Helper:\n    pass\n"}
     expect(run_scan(old, new, plugin, checks=(AliasesCheck(),), patch_helpers=("Helper",)), ["PP0001 error drift"])
+
+
+@pytest.mark.parametrize(("method", "listed"), [("loader", True), ("load", False)])  # ratio 0.625 / 0.571
+def test_alias_look_alike_cutoff(method, listed):
+    new = {"host/runner.py": f"class Runner:\n    def {method}(self):\n        pass\n"}
+    result = scan({"host/runner.py": RUNNER}, new, "    _orig_load = Runner.load_model\n")
+    expect(result, ["PP0001 error drift"])
+    assert (only(result, "PP0001").suggestion == f"host 2.0 `Runner` has: {method}") is listed

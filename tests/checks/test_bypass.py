@@ -163,3 +163,41 @@ def test_same_name_needs_shared_methods():
     unrelated = {"host/other/runner.py": "class Runner:\n    def unrelated(self):\n        pass\n"}
     files = host(None, v2=False, **unrelated)
     expect(run_scan(files, files, PLUGIN, checks=CHECK), ["no PP1003"])
+
+
+# -- thresholds: a same-named class must share max(3, 40 %) of the target's public methods; a sibling
+# under the same base 50 % of those the base does not give ------------------------------------------------
+def _methods(names) -> str:
+    return "".join(f"    def {m}(self):\n        pass\n\n" for m in names)
+
+
+TEN = [f"step_{i}" for i in range(10)]
+
+
+@pytest.mark.parametrize(("target", "shared", "expected"), [
+    (TEN, TEN[:4], ["PP1003 info latent"]),  # 4 of 10: the share itself
+    (TEN, TEN[:3], ["no PP1003"]),  # 3 of 10: enough in number, too small a share
+    (TEN[:5], TEN[:3], ["PP1003 info latent"]),  # 3 of 5: the minimum in number
+    (TEN[:4], TEN[:2], ["no PP1003"]),  # 2 of 4: half, but fewer than 3
+])
+def test_same_name_share_threshold(target, shared, expected):
+    files = {"host/worker/runner.py": "class Runner:\n" + _methods(target),
+             "host/worker/v2/runner.py": "class Runner:\n" + _methods(shared + ["other"])}
+    plugin = {**PLUGIN, "plug/patch.py": "from plug.patching import ArcticPatch\nfrom host.worker.runner import Runner\n"
+                                         "\n\nclass RunnerPatch(ArcticPatch[Runner]):\n    def step_0(self):\n        pass\n"}
+    expect(run_scan(files, files, plugin, checks=CHECK), expected)
+
+
+@pytest.mark.parametrize(("shared", "expected"), [
+    (TEN[:5], ["PP1003 info latent"]),  # 5 of the 10 the base does not give: the share itself
+    (TEN[:4], ["no PP1003"]),  # 4 of 10
+])
+def test_sibling_share_threshold(shared, expected):
+    files = {"host/worker/base.py": "class RunnerBase:\n" + _methods(["base_only"]),
+             "host/worker/runner.py": "from host.worker.base import RunnerBase\n\n\nclass Runner(RunnerBase):\n"
+                                      + _methods(TEN),
+             "host/worker/other.py": "from host.worker.base import RunnerBase\n\n\nclass Other(RunnerBase):\n"
+                                     + _methods(shared)}
+    plugin = {**PLUGIN, "plug/patch.py": "from plug.patching import ArcticPatch\nfrom host.worker.runner import Runner\n"
+                                         "\n\nclass RunnerPatch(ArcticPatch[Runner]):\n    def step_0(self):\n        pass\n"}
+    expect(run_scan(files, files, plugin, checks=CHECK), expected)

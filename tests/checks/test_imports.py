@@ -131,3 +131,66 @@ def test_attribute_the_plugin_sets_itself_is_not_missing():
 def test_latent_unresolved_import():
     tree = {"host/m.py": "def g():\n    pass\n"}
     expect(scan(tree, tree, "from host.m import f\n"), ["PP0601 error latent"])
+
+
+# -- scoring thresholds: one case just below, one just above ---------------------------------------------
+# A rename scores 0.4 x name likeness (difflib ratio) + 0.6 x shape likeness (shared parameter names) and
+# needs 0.55. Here the shape is half alike ({num_blocks, block_size} vs {num_blocks}): 0.3 + 0.4 x ratio.
+@pytest.mark.parametrize(("candidate", "expected"), [
+    ("kv_cache_dims", ["PP0501 error drift"]),  # ratio 0.645: score 0.558
+    ("kv_shape", ["PP0601 error drift"]),  # ratio 0.615: score 0.546
+])
+def test_rename_score_threshold(candidate, expected):
+    old = {"host/attn.py": "def get_kv_cache_shape(num_blocks, block_size):\n    return num_blocks\n"}
+    new = {"host/attn.py": f"def {candidate}(num_blocks):\n    return num_blocks\n"}
+    result = scan(old, new, "from host.attn import get_kv_cache_shape\n")
+    expect(result, expected)
+
+
+def test_rename_shape_weight():
+    # the same names with the whole shape alike (score 0.4 x 0.615 + 0.6 = 0.846): a rename
+    old = {"host/attn.py": "def get_kv_cache_shape(num_blocks, block_size):\n    return num_blocks\n"}
+    new = {"host/attn.py": "def kv_shape(num_blocks, block_size):\n    return num_blocks\n"}
+    expect(scan(old, new, "from host.attn import get_kv_cache_shape\n"), ["PP0501 error drift"])
+    # ... and with nothing of the shape alike, even a near-identical name is not (0.4 x 0.97 < 0.55)
+    new = {"host/attn.py": "def get_kv_cache_shapes(layout):\n    return layout\n"}
+    expect(scan(old, new, "from host.attn import get_kv_cache_shape\n"), ["PP0601 error drift"])
+
+
+# Look-alike names at the old place are listed from a difflib ratio of 0.6 on (the ratio of candidate to name).
+@pytest.mark.parametrize(("neighbour", "listed"), [
+    ("kv_cache", True),  # ratio 0.615
+    ("kv_cache_dim", True),  # ratio 0.600: the cut-off itself
+    ("get_kv_dims", False),  # ratio 0.552
+])
+def test_look_alike_cutoff(neighbour, listed):
+    old = {"host/attn.py": "def get_kv_cache_shape(num_blocks, block_size):\n    return num_blocks\n"}
+    new = {"host/attn.py": f"{neighbour} = None\n"}
+    result = scan(old, new, "from host.attn import get_kv_cache_shape\n")
+    expect(result, ["PP0601 error drift"])
+    assert (f"has: {neighbour}" in only(result, "PP0601").suggestion) is listed
+
+
+# A flag may replace a removed helper from a score of 0.6: the share of name tokens they have in
+# common (Jaccard, weak words like `use`/`is` left out), plus 1 when the old helper read that flag.
+@pytest.mark.parametrize(("flag", "listed"), [
+    ("FAST_PREFILL_CUDA_PATH_ON", True),  # 4 of 5 tokens: 0.8
+    ("FAST_PREFILL_PATH_ON_GPU", True),  # 3 of 5: 0.6, the threshold itself
+    ("FAST_PREFILL_CUDA_PATH_ON_GPU_X", False),  # 4 of 7: 0.571
+])
+def test_replacement_flag_threshold(flag, listed):
+    name = "use_fast_prefill_cuda_path" if "CUDA" in flag else "use_fast_prefill_path"
+    old = {"host/m.py": f"def {name}():\n    return False\n"}
+    new = {"host/m.py": "X = 1\n", "host/envs.py": f"{flag} = False\n"}
+    result = scan(old, new, f"from host.m import {name}\n")
+    expect(result, ["PP0601 error drift"])
+    assert (f"`host.envs.{flag}`" in only(result, "PP0601").suggestion) is listed
+
+
+@pytest.mark.parametrize(("body", "listed"), [("return HOST_MODE", True), ("return False", False)])
+def test_a_flag_the_old_helper_read_is_listed_without_shared_words(body, listed):
+    old = {"host/m.py": f"HOST_MODE = 1\n\n\ndef batch_invariant():\n    {body}\n"}
+    new = {"host/m.py": "HOST_MODE = 1\n"}
+    result = scan(old, new, "from host.m import batch_invariant\n")
+    expect(result, ["PP0601 error drift"])
+    assert ("`host.m.HOST_MODE`" in only(result, "PP0601").suggestion) is listed

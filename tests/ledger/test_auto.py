@@ -233,11 +233,6 @@ def test_no_python_package_means_no_auto_probes(tmp_path: Path) -> None:
     assert [r.probe.label for r in ledger.rows] == ["x"]
 
 
-def test_deterministic(tmp_path: Path) -> None:
-    root = history(tmp_path, STEPS).root
-    assert auto_ledger(root) == auto_ledger(root)
-
-
 # -- the regexes on their own -----------------------------------------------------------------
 
 METHOD = (Scope("class", "Patch", 0), Scope("def", "run", 4))

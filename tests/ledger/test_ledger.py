@@ -147,12 +147,6 @@ def test_branch_pattern_argument(synthetic: Synthetic) -> None:
     assert ledger.pins == ("0.8.1", "0.9.0.1", "0.10.1", "0.10.1", "0.13.0")
 
 
-def test_deterministic(synthetic: Synthetic) -> None:
-    assert build_ledger(synthetic.root, SETTINGS, PROBES) == build_ledger(
-        synthetic.root, SETTINGS, PROBES
-    )
-
-
 def test_planned_pin_is_the_work_tree_as_last_column(synthetic: Synthetic) -> None:
     ledger = build_ledger(synthetic.root, SETTINGS, PROBES, planned="0.13.0")
     last = ledger.columns[-1]

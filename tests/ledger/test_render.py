@@ -118,6 +118,3 @@ def test_markdown_ledger() -> None:
     assert "No flags." in render_markdown(ledger())
 
 
-def test_renderers_are_deterministic() -> None:
-    for render in (render_text, render_json, render_markdown):
-        assert render(ledger(FLAGS)) == render(ledger(FLAGS))

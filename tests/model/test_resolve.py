@@ -203,6 +203,27 @@ def test_external_base_makes_unknown_members_external(tmp_path):
     assert r.has_external_base(layer)
 
 
+@pytest.mark.parametrize("base", ["Generic[T]", "typing.Generic[T]", "Protocol", "typing.Protocol",
+                                  "Base[int]", "Base[int], Protocol"])
+def test_generic_and_protocol_bases_add_no_unknown_members(tmp_path, base):
+    r = load_inline_resolver(tmp_path, {"host/mod.py": f"""
+        import typing
+        from typing import Generic, Protocol, TypeVar
+        T = TypeVar("T")
+        class Base(Generic[T]):
+            def step(self): pass
+        class K({base}):
+            def own(self): pass
+    """})
+    k = r.resolve("host.mod.K")
+    assert r.class_member(k, "missing") is None  # known to be absent, not "unknown"
+    assert r.resolve("host.mod.K.missing") is None
+    assert not r.has_external_base(k)
+    assert [s.kind for s in r.mro(k)] == [CLASS] * len(r.mro(k))
+    assert r.class_member(k, "own").kind == METHOD
+    assert (r.class_member(k, "step") is not None) == base.startswith("Base")
+
+
 def test_base_that_is_not_a_class_makes_members_unknown(tmp_path):
     r = load_inline_resolver(tmp_path, {"host/mod.py": """
         from host.factory import make_base

@@ -93,3 +93,52 @@ def test_removed_line_needs_an_exact_copy(inline_models):
              if x.unit == "norm"]
     assert found == [("norm", 0, "")]
     assert [x for x in second_sites(inline_models, removed, near) if x.unit == "norm"] == []
+
+
+# -- thresholds: one case just below, one just above ---------------------------------------------------------
+def test_fork_threshold_boundary(inline_models):
+    models, _ = inline_models(OLD, NEW, {"plug/tree_backend.py": FORK})
+    [fork] = find_forks(models.plugin, models.old.index, 0.0)
+    assert 0.9 < fork.score < 1.0
+    just_below = find_forks(models.plugin, models.old.index, fork.score - 0.001)
+    just_above = find_forks(models.plugin, models.old.index, fork.score + 0.001)
+    assert ([f.plugin_path for f in just_below], just_above) == (["plug/tree_backend.py"], [])
+
+
+def _padded(extra: int) -> str:
+    """The fork with `extra` lines of the plugin's own appended (two per helper function)."""
+    return FORK + "".join(f"\n\ndef helper_{i}(value):\n    return value * {i + 2}\n" for i in range(extra // 2))
+
+
+def test_plugin_share_boundary(inline_models):
+    # the lines matched with the host file must also be a quarter of the plugin file: a fork drowned in
+    # the plugin's own code is a new file that borrowed some lines
+    models, _ = inline_models(OLD, NEW, {"plug/tree_backend.py": FORK})
+    from pinport.plugin import forks
+
+    ours = forks._substantive(models.plugin.index, "plug.tree_backend")
+    matched = forks._alignment(forks._substantive(models.old.index, "host.backend"), ours)
+    limit = 4 * matched - len(ours)  # own lines that keep the matched share at 25 % exactly
+    limit -= limit % 2
+    for extra, found in ((limit, True), (limit + 2, False)):
+        models, _ = inline_models(OLD, NEW, {"plug/tree_backend.py": _padded(extra)})
+        assert bool(find_forks(models.plugin, models.old.index, 0.5)) is found, extra
+
+
+ATTEND = "output = self.attend(query, key_cache, value_cache, metadata)"  # 14 tokens, 6 of them names
+
+
+@pytest.mark.parametrize(("line", "flagged"), [
+    # the same shape with names renamed, still sharing two distinctive names: a token ratio from 0.75 on
+    ("out = self.attend(q, k, value_cache, metadata)", True),  # 3 of 14 renamed: 0.786
+    ("out = self.attend(q, k, v, metadata)", False),  # 4 of 14 renamed: 0.714
+])
+def test_copied_line_similarity_boundary(inline_models, line, flagged):
+    from pinport.plugin.similarity import line_tokens, token_ratio
+
+    ratio = token_ratio(line_tokens(ATTEND), line_tokens(line))
+    assert (ratio >= 0.75) is flagged, ratio  # the case is on the side of the threshold it claims
+    new = {**NEW, "host/backend.py": NEW_BACKEND.replace(ATTEND, ATTEND.replace("metadata)", "metadata, 1.0)"))}
+    site = SECOND_SITE + f"\n\ndef attend_all(self, query, key_cache, value_cache, metadata):\n    {line}\n    return out\n"
+    found = [x.new_text for x in second_sites(inline_models, new, site) if x.unit == "attend_all"]
+    assert found == ([ATTEND.replace("metadata)", "metadata, 1.0)")] if flagged else [])

@@ -98,3 +98,9 @@ def test_layout_only_upstream_change_is_no_change(load):
     [mirror] = find_mirrors(models.plugin, models.old.index, models.old.resolver, 0.6)
     copy = mirror_copy(mirror, models.plugin.index, models.old.index, models.new.index, models.new.resolver)
     assert copy.theirs is not None and copy.theirs != copy.base and not copy.upstream_changed
+
+
+def test_mirror_threshold_boundary(mirrors_of):
+    [mirror] = mirrors_of(MIRROR, threshold=0.0)
+    assert [m.upstream_path for m in mirrors_of(MIRROR, threshold=mirror.score - 0.001)] == ["host.engine.Engine.step"]
+    assert mirrors_of(MIRROR, threshold=mirror.score + 0.001) == []

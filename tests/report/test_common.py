@@ -19,10 +19,9 @@ def test_renderers_table_has_the_four_formats() -> None:
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown"])
-def test_render_is_deterministic_and_ends_in_newline(result, fmt) -> None:
-    first = report.render(result, fmt)
-    assert first == report.render(result, fmt)
-    assert first.endswith("\n")
+def test_render_ends_in_newline(result, fmt) -> None:
+    # determinism is tested across processes: tests/integration/test_determinism.py
+    assert report.render(result, fmt).endswith("\n")
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "markdown"])

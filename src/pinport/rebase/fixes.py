@@ -96,10 +96,9 @@ class _MoveImport(cst.CSTTransformer):
         if len(hit) == len(node.names):
             return updated.with_changes(body=[node.with_changes(module=_module_expr(self.new))])
         rest = [a for a in node.names if _dotted(a.name) != self.name]
-        rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        if _dotted(node.names[-1].name) == self.name:  # the new last name keeps the old one's (trailing) comma
+            rest[-1] = rest[-1].with_changes(comma=node.names[-1].comma)
         kept = node.with_changes(names=rest)
-        if node.rpar is not None and len(rest) == 1 and "\n" not in cst.Module([]).code_for_node(kept):
-            kept = kept.with_changes(lpar=None, rpar=None)
         moved = cst.ImportFrom(module=_module_expr(self.new),
                                names=[hit[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
         return cst.FlattenSentinel([updated.with_changes(body=[kept]),
@@ -150,6 +149,28 @@ class _EditFunction(cst.CSTTransformer):
         return self.edit(updated)
 
 
+_SPACE_COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+
+
+def _insert(items: list, index: int, new: cst.Param | cst.Arg) -> list:
+    """`new` put into a comma-separated list at `index`, keeping the list's layout: it takes the
+    separator of its neighbour, and a trailing comma (one item per line) stays trailing."""
+    if not items:
+        return [new]
+    if index < len(items):
+        before = items[index - 1].comma if index > 0 else cst.MaybeSentinel.DEFAULT
+        return [*items[:index], new.with_changes(comma=before if isinstance(before, cst.Comma) else _SPACE_COMMA),
+                *items[index:]]
+    last = items[-1]
+    if isinstance(last, cst.Param):  # the space before `)` follows the new last parameter
+        new = new.with_changes(whitespace_after_param=last.whitespace_after_param)
+        last = last.with_changes(whitespace_after_param=cst.SimpleWhitespace(""))
+    if isinstance(last.comma, cst.Comma):  # trailing comma: the new item keeps it, the old last one
+        between = items[-2].comma if len(items) > 1 and isinstance(items[-2].comma, cst.Comma) else _SPACE_COMMA
+        return [*items[:-1], last.with_changes(comma=between), new.with_changes(comma=last.comma)]
+    return [*items[:-1], last.with_changes(comma=_SPACE_COMMA), new]
+
+
 def _literal(default: str) -> bool:
     try:
         ast.literal_eval(default)
@@ -168,7 +189,8 @@ def _add_param(fn: cst.FunctionDef, param: Param, base_names: Sequence[str]) -> 
                     cst.MaybeSentinel.DEFAULT)
     if param.kind is ParamKind.KEYWORD_ONLY:
         star = params.star_arg if params.star_arg is not cst.MaybeSentinel.DEFAULT else cst.ParamStar()
-        updated = params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, new])
+        updated = params.with_changes(star_arg=star, kwonly_params=_insert(list(params.kwonly_params),
+                                                                             len(params.kwonly_params), new))
     elif param.kind is ParamKind.POSITIONAL_OR_KEYWORD:
         # after the override's last parameter that comes before it in the base
         earlier = set(base_names[:list(base_names).index(param.name)])
@@ -181,10 +203,7 @@ def _add_param(fn: cst.FunctionDef, param: Param, base_names: Sequence[str]) -> 
         earlier_default = any(p.default is not None for p in items[:position])
         if (default is not None and later_required) or (default is None and earlier_default):
             raise _Refused(f"`{param.name}` cannot go into the override's positional parameters in the base's order")
-        items.insert(position, new)
-        if position == len(items) - 1 and position > 0:
-            items[position - 1] = items[position - 1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        updated = params.with_changes(params=items)
+        updated = params.with_changes(params=_insert(items, position, new))
     else:
         raise _Refused(f"`{param.name}` is {param.kind.name.lower()} in the base")
     return fn.with_changes(params=updated)
@@ -203,12 +222,7 @@ def _forward_keyword(fn: cst.FunctionDef, name: str, member: str) -> cst.Functio
                 return updated  # **kwargs already carries it
             arg = cst.Arg(keyword=cst.Name(name), value=cst.Name(name),
                           equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-            args = list(updated.args)
-            if args:
-                last = args[-1]
-                if last.comma is cst.MaybeSentinel.DEFAULT:
-                    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            return updated.with_changes(args=[*args, arg])
+            return updated.with_changes(args=_insert(list(updated.args), len(updated.args), arg))
 
     return fn.with_changes(body=fn.body.visit(Forward()))
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import Settings, load_settings, read_pyproject
+from ..edits import Edit
 from ..errors import ConfigError, PinportError, SourceNotFound
 from ..findings import Finding, ScanResult
 from ..ledger.git import GitRepo
@@ -33,11 +34,12 @@ from ..sources import (
     load_plugin,
 )
 from ..sources.progress import ProgressFn, no_progress
+from ..sources.tree import hash_bytes
 from .base import BaseChoice, branch_name, choose_base, create_branch
 from .fixes import FixPlan, plan_fixes
 from .pins import PinPlan, plan_pins
 from .snapshot import Snapshot, commit_snapshot, disk_snapshot
-from .write import write_text
+from .write import write_edits, write_text
 
 DEFAULT_PLUGIN = "arctic-inference==0.3.0"  # the built-in job: this release against the newest host
 
@@ -288,15 +290,17 @@ def _apply(rebase: Rebase, project: Path, tree: SourceTree, settings: Settings, 
     work = _plugin_models(load_directory(project, settings.plugin_package or None), rebase.models, settings,
                           index_cache)
     merges = _merges(work, settings)
+    files = work.plugin.index.tree.files
     for proposal in file_proposals(merges, work.plugin.index):
-        before = "\n".join(proposal.before) + "\n"
-        after = "\n".join(proposal.after) + "\n"
-        disk = (project / prefix / proposal.path).read_bytes().decode("utf-8", "replace")
-        if disk != before:
-            continue  # a file port would rewrite with other line endings: left to `pinport port`
-        write_text(project, prefix + proposal.path, before, after)
-        for item in proposal.items:
-            applied.append(Applied(prefix + proposal.path, item.copy.plugin.start, "", "",
+        edits = [Edit(i.copy.plugin.start, i.copy.plugin.end, i.proposal,
+                      proposal.before[i.copy.plugin.start - 1:i.copy.plugin.end], i.copy.unit)
+                 for i in proposal.items]
+        digest = files.get(proposal.path)
+        made = write_edits(project, prefix + proposal.path, edits,
+                           (lambda data, h=digest: hash_bytes(data) == h) if digest else None)
+        for item, edit in zip(proposal.items, made, strict=True):
+            applied.append(Applied(prefix + proposal.path, edit.start, "\n".join(edit.before),
+                                   "\n".join(edit.after),
                                    f"clean three-way merge of `{item.copy.unit}` ({item.copy.kind})"))
     disk = disk_snapshot(project)
     pins = plan_pins(settings, list(disk.files), disk.read, old=old, new=new, host_label=rebase.host_label_new,

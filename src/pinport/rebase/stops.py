@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
+from ..errors import PinportError
 from ..findings import Finding, Severity, Status
 from ..model.host import HostView
 from ..model.index import IndexCache, load_indexes
 from ..scan import host_view, judge_one_side
-from ..sources import Cache, list_versions, load_host
-from ..sources.progress import ProgressFn
+from ..sources import Cache, SourceTree, list_versions, load_host
+from ..sources.progress import ProgressFn, no_progress
 from ..workers import can_fork, run_beside
 
 
@@ -97,18 +98,25 @@ def _judge_all(versions: list[str], views: dict[str, HostView], args: tuple) -> 
 def find_stops(rebase, cache: Cache, index_cache: IndexCache, progress: ProgressFn) -> Stops | None:
     """Judge the plugin at the base against every release between OLD and NEW (None when OLD or
     NEW is not a release, e.g. a directory)."""
-    started = time.perf_counter()
     settings = rebase.settings
     models = rebase.models
     if models.old.index.tree.version is None or models.new.index.tree.version is None:
         return None
-    between = releases_between(settings.host_dist, rebase.old, rebase.new)
     trees, skipped = [], []
-    for version in between:
+    for version in releases_between(settings.host_dist, rebase.old, rebase.new):
         try:
             trees.append(load_host(version, settings, cache=cache, progress=progress))
-        except Exception as exc:  # noqa: BLE001 - one release we cannot fetch must not end the rebase
+        except PinportError as exc:  # one release we cannot fetch must not end the rebase
             skipped.append(f"{version}: {exc}")
+    return judge_releases(rebase, trees, index_cache, progress, skipped)
+
+
+def judge_releases(rebase, trees: Sequence[SourceTree], index_cache: IndexCache | None,
+                   progress: ProgressFn = no_progress, skipped: Sequence[str] = ()) -> Stops:
+    """The stops over the given host trees (each with its version), in version order, then NEW."""
+    started = time.perf_counter()
+    settings, models = rebase.settings, rebase.models
+    trees = sorted(trees, key=lambda t: Version(str(t.version)))
     indexes = load_indexes(trees, index_cache, progress=progress) if trees else []
     views: dict[str, HostView] = {}
     previous = [models.old.index, models.new.index]
@@ -137,7 +145,7 @@ def find_stops(rebase, cache: Cache, index_cache: IndexCache, progress: Progress
     current = {f.fingerprint for f in rebase.scan.findings}
     first_seen = {fp: v for fp, v in first_seen.items() if fp in current}
     return Stops(rebase.old, rebase.new, steps, first_seen, propose(steps, rebase.new),
-                 time.perf_counter() - started, skipped)
+                 time.perf_counter() - started, list(skipped))
 
 
 def render_stops(stops: Stops) -> list[str]:

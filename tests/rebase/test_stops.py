@@ -1,0 +1,55 @@
+"""Stops: every release between OLD and NEW judged, each finding marked with its first release."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from pinport.findings import Finding, Kind, Location, Severity
+from pinport.rebase import RebaseOptions, run_rebase
+from pinport.rebase.stops import Step, judge_releases, propose, render_stops
+from pinport.sources import load_directory
+
+from .synthetic import HOST_OLD, _write, build
+
+# 0.3.0: `helper` already moved (as in 0.4.0); `Runner` and `gone` still as in 0.2.0
+HOST_MID = {**{k: v for k, v in HOST_OLD.items() if "dist-info" not in k},
+            "hostlib/utils.py": "def kept():\n    return 1\n\n\ndef gone():\n    return 2\n",
+            "hostlib/helpers.py": "def helper(x):\n    return x\n"}
+
+
+def test_each_finding_is_marked_with_the_release_it_first_holds_in(tmp_path: Path) -> None:
+    s = build(tmp_path)
+    rebase = run_rebase(RebaseOptions(str(s.root), new_spec="0.4.0", old_tree=str(s.old_host),
+                                      new_tree=str(s.new_host), cache_dir=tmp_path / "cache"))
+    assert rebase.stops is None  # directories carry no release list: nothing to walk
+    mid = replace(load_directory(_write(tmp_path / "host-0.3.0", HOST_MID), "hostlib"), version="0.3.0")
+    stops = judge_releases(rebase, [mid], None)
+    assert [step.version for step in stops.steps] == ["0.3.0", "0.4.0"]
+    by_code = {(f.code, f.args.get("name") or f.args.get("param")): stops.first_seen[f.fingerprint]
+               for f in rebase.scan.findings}
+    assert by_code[("PP0402", "helper")] == "0.3.0"  # moved in 0.3.0
+    assert by_code[("PP0601", "gone")] == "0.4.0"  # removed in 0.4.0
+    assert by_code[("PP0101", "budget")] == "0.4.0"
+    first_mid = {(f.code, f.args.get("name")) for f in stops.steps[0].first}
+    assert ("PP0402", "helper") in first_mid and ("PP0601", "gone") not in first_mid
+    assert stops.proposed[-1] == "0.4.0"
+    table = "\n".join(render_stops(stops))
+    assert "| 0.3.0 | " in table and "Proposed path: 0.2.0 → " in table
+
+
+KIND = Kind("PP9999", "Demo", "demo", Severity.ERROR, None, "demo")
+
+
+def _findings(n: int, tag: str) -> tuple[Finding, ...]:
+    return tuple(Finding(KIND, {"name": f"{tag}{i}"}, Location("p.py", i)) for i in range(n))
+
+
+def test_stops_where_breaks_cluster_new_always_last() -> None:
+    steps = [Step("0.27.0", _findings(1, "a"), 1), Step("0.28.0", (), 1), Step("0.29.0", _findings(6, "b"), 7),
+             Step("0.30.0", _findings(1, "c"), 8), Step("0.33.0", _findings(2, "d"), 10)]
+    assert propose(steps, "0.33.0") == ["0.29.0", "0.33.0"]
+    assert propose([Step("0.33.0", _findings(3, "d"), 3)], "0.33.0") == ["0.33.0"]
+    # an even spread has no cluster: go straight to NEW
+    even = [Step(v, _findings(1, v), 1) for v in ("0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0")]
+    assert propose([*even, Step("0.33.0", _findings(1, "n"), 1)], "0.33.0") == ["0.33.0"]
