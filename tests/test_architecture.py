@@ -252,3 +252,30 @@ def test_host_specifics_are_settings():
     gone = run_scan(old, new, {"plug/use.py": uses}, checks=(HostKindsCheck(),), env_module="flags")
     assert [(f.code, f.subject) for f in gone.findings] == [("PP0612", "host.flags.HOST_GONE")]
     assert not run_scan(old, new, {"plug/use.py": uses}, checks=(HostKindsCheck(),)).findings
+
+
+def test_shared_facts_are_computed_once_per_scan(monkeypatch):
+    """The plugin walk and the copies serve every check on both sides: one computation each."""
+    import pinport.facts as facts_mod
+    import pinport.scan as scan_mod
+
+    calls = {"walk": 0, "copies": 0}
+    walk, copies = facts_mod.walk_plugin, facts_mod.find_copies
+
+    def counted_walk(*args, **kwargs):
+        calls["walk"] += 1
+        return walk(*args, **kwargs)
+
+    def counted_copies(*args, **kwargs):
+        calls["copies"] += 1
+        return copies(*args, **kwargs)
+
+    monkeypatch.setattr(facts_mod, "walk_plugin", counted_walk)
+    monkeypatch.setattr(facts_mod, "find_copies", counted_copies)
+    monkeypatch.setattr(scan_mod, "can_fork", lambda: False)  # one process: every call is counted here
+    old = _ENGINE.format(imports="from abc import ABC", bases="(ABC)")
+    new = old.replace("        self.scale = config.scale\n", "")
+    result = run_scan({"host/engine.py": old}, {"host/engine.py": new}, {"plug/patch.py": _MIRROR, **PATCHING},
+                      names=("attributes", "undefined", "host-kinds", "bypass", "mirrors", "forks", "copied-lines"))
+    assert [f.code for f in result.findings] == ["PP1202"]
+    assert calls == {"walk": 1, "copies": 1}
