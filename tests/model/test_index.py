@@ -45,7 +45,7 @@ def test_modules_paths_and_packages(tmp_path):
 def test_second_load_hits_the_cache(tmp_path, monkeypatch):
     cache = IndexCache(tmp_path / "cache" / "index.sqlite")
     first = load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
-    monkeypatch.setattr(index_mod, "_summarize_file", raise_if_called)
+    monkeypatch.setattr(index_mod, "_summary_of", raise_if_called)
     second = load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
     assert second.modules == first.modules
 
@@ -54,16 +54,16 @@ def test_changed_file_is_the_only_one_reparsed(tmp_path, monkeypatch):
     cache = IndexCache(tmp_path / "index.sqlite")
     load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
     seen = []
-    real = index_mod._summarize_file
-    monkeypatch.setattr(index_mod, "_summarize_file", lambda job: seen.append(job[1]) or real(job))
+    real = index_mod._summary_of
+    monkeypatch.setattr(index_mod, "_summary_of", lambda job: seen.append(job[1]) or real(job))
     idx = load_index(tree(tmp_path / "t", {**FILES, "host/mod.py": "class K: pass\n"}), cache, workers=1, eager=True)
     assert seen == ["host.mod"] and idx.modules["host.mod"].classes["K"].instance_attrs == {}
 
 
 def test_identical_files_in_two_trees_are_summarized_once(tmp_path, monkeypatch):
     seen = []
-    real = index_mod._summarize_file
-    monkeypatch.setattr(index_mod, "_summarize_file", lambda job: seen.append(job[1]) or real(job))
+    real = index_mod._summary_of
+    monkeypatch.setattr(index_mod, "_summary_of", lambda job: seen.append(job[1]) or real(job))
     new_files = {**FILES, "host/sub/util.py": "def helper(a, b=2): pass\n"}
     old, new = load_indexes([tree(tmp_path / "old", FILES), tree(tmp_path / "new", new_files, "host 2.0")],
                             workers=1, eager=True)
@@ -88,7 +88,7 @@ def test_corrupt_database_is_rebuilt(tmp_path, monkeypatch):
     cache = IndexCache(db)
     first = load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
     assert set(first.modules) == {"host", "host.mod", "host.sub", "host.sub.util"}
-    monkeypatch.setattr(index_mod, "_summarize_file", raise_if_called)
+    monkeypatch.setattr(index_mod, "_summary_of", raise_if_called)
     assert load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True).modules == first.modules
 
 
@@ -102,7 +102,7 @@ def test_damaged_row_is_recomputed_and_repaired(tmp_path, monkeypatch):
     again = load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
     assert again.modules == first.modules
     again.flush()  # repaired rows are written back in batches
-    monkeypatch.setattr(index_mod, "_summarize_file", raise_if_called)
+    monkeypatch.setattr(index_mod, "_summary_of", raise_if_called)
     assert load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True).modules == first.modules
 
 
@@ -164,8 +164,8 @@ def test_non_identifier_paths_are_skipped(tmp_path):
 def test_lazy_summaries_are_built_on_first_access_and_cached(tmp_path, monkeypatch):
     """The default: nothing is parsed at load; a module is summarised when asked for, then cached."""
     seen = []
-    real = index_mod._summarize_file
-    monkeypatch.setattr(index_mod, "_summarize_file", lambda job: seen.append(job[1]) or real(job))
+    real = index_mod._summary_of
+    monkeypatch.setattr(index_mod, "_summary_of", lambda job: seen.append(job[1]) or real(job))
     cache = IndexCache(tmp_path / "index.sqlite")
     idx = load_index(tree(tmp_path / "t", FILES), cache)
     assert seen == []

@@ -42,7 +42,7 @@ def _plugin(version: str) -> SourceTree:
 def _models(plugin_version: str, old: str, new: str) -> tuple[Models, Settings]:
     plugin = _plugin(plugin_version)
     settings = load_settings(plugin.project_root or plugin.root)
-    index_cache = IndexCache(_cache().path("index", "summaries.sqlite"))
+    index_cache = IndexCache.in_cache(_cache())
     return load_models(plugin, _vllm(old), _vllm(new), settings, cache=index_cache), settings
 
 
@@ -68,7 +68,7 @@ def real_models() -> Callable[[str, str, str], tuple[Models, Settings]]:
 def _models_of(dist: str, version: str, old: str, new: str = "") -> tuple[Models, Settings]:
     plugin = fetch_release(dist, version, cache=_cache(), prefer="sdist")
     settings = load_settings(plugin.project_root or plugin.root)
-    index_cache = IndexCache(_cache().path("index", "summaries.sqlite"))
+    index_cache = IndexCache.in_cache(_cache())
     return load_models(plugin, _vllm(old), _vllm(new or old), settings, cache=index_cache), settings
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pinport.model.index import IndexCache, load_index
+from pinport.model.index import DATABASE, IndexCache, load_index
 from pinport.model.resolve import Resolver
 
 VERSIONS = [
@@ -19,7 +19,7 @@ VERSIONS = [
 @pytest.mark.parametrize("version", VERSIONS)
 def test_release_indexes(version, vllm_tree, user_cache):
     tree = vllm_tree(version)
-    index = load_index(tree, IndexCache(user_cache / "index" / "summaries.sqlite"), eager=True)
+    index = load_index(tree, IndexCache(user_cache.joinpath(*DATABASE)), eager=True)
     assert len(index.modules) > 500
     broken = [m for m, s in index.modules.items() if s.syntax_error]
     assert broken == [], f"vllm {version}: files that Python 3.11 cannot parse: {broken[:5]}"

@@ -139,7 +139,7 @@ def test_layout_walk_18_24_26_merges_the_new_layout_into_the_fork(move_18_24, vl
     # Next bump, 0.24.0 -> 0.26.0: the packed layout.
     tree = load_directory(ported, "arctic_inference")
     settings = load_settings(ported)
-    index = IndexCache(Cache().path("index", "summaries.sqlite"))
+    index = IndexCache.in_cache(Cache())
     models = load_models(tree, vllm_tree("0.24.0"), vllm_tree("0.26.0"), settings, cache=index)
     result = scan(models, settings)
     fork = only(result, "PP0801", FORK, "")

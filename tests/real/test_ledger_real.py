@@ -14,7 +14,7 @@ from pinport.config import load_settings
 from pinport.ledger import Ledger, Row, build_ledger, default_probes
 from pinport.ledger.auto import SurfaceProbes
 from pinport.ledger.host import HostSources
-from pinport.model.index import IndexCache
+from pinport.model.index import DATABASE, IndexCache
 
 pytestmark = pytest.mark.real
 
@@ -176,7 +176,7 @@ def test_flags(ledger: Ledger) -> None:
 def auto_ledger(history: Path, vllm_tree, user_cache: Path) -> Ledger:
     """Auto probes only, cross-checked against the vLLM wheels of the last two pins."""
     settings = load_settings(history)
-    index_cache = IndexCache(user_cache / "index" / "summaries.sqlite")
+    index_cache = IndexCache(user_cache.joinpath(*DATABASE))
     host = HostSources(vllm_tree, index_cache=index_cache)
     derive = SurfaceProbes(history, settings, host=host, index_cache=index_cache)
     return build_ledger(

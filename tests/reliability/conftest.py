@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from harness import write_tree
+from pinport.config import Settings
+from pinport.findings import ScanResult
+from pinport.scan import load_models, scan_models
+from pinport.sources.tree import SourceTree, scan_files
 from sources.conftest import fake_index, make_wheel, pip_settings  # noqa: F401  (fixtures reused)
 
 HOST_OLD = {"host/__init__.py": "", "host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"}
@@ -34,3 +39,21 @@ def scan_args(trees: dict[str, Path], *extra: str, command: str = "scan") -> lis
 
 
 
+
+
+def scan_bytes(old: dict[str, bytes], new: dict[str, bytes], plugin: dict[str, bytes],
+               tmp: Path, **settings: object) -> ScanResult:
+    """Scan trees written byte for byte (BOMs, encodings, line endings kept), checks strict."""
+    trees = []
+    for name, package, files in (("old", "host", old), ("new", "host", new), ("plugin", "plug", plugin)):
+        root = tmp / name
+        for rel, data in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+        trees.append(SourceTree(root, f"{name}", package, None, scan_files(root, (package,))))
+    config = replace(Settings(host="host", plugin_package="plug", pin_sources=()), **settings)
+    return scan_models(load_models(trees[2], trees[0], trees[1], config), config, strict=True)
+
+
+def encoded(files: dict[str, str]) -> dict[str, bytes]:
+    return {rel: text.encode() for rel, text in files.items()}

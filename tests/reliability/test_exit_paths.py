@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pinport.cli.main import main
+from pinport.model.index import DATABASE
 
 from .conftest import make_wheel, scan_args
 
@@ -117,7 +118,7 @@ def test_pin_regex_reads_only_inside_the_plugin(trees, capsys, tmp_path):
 
 
 def test_summaries_database_that_is_a_directory(trees, capsys):
-    (trees["cache"] / "index" / "summaries.sqlite").mkdir(parents=True)
+    trees["cache"].joinpath(*DATABASE).mkdir(parents=True)
     assert main(scan_args(trees, "--fail-on", "warning")) == 1  # the finding; the unusable cache costs only speed
     assert "PP0101" in capsys.readouterr().out
 

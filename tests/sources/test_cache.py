@@ -1,4 +1,5 @@
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -7,7 +8,9 @@ import platformdirs
 import pytest
 
 from pinport.errors import CacheError
+from pinport.sources import cache as cache_module
 from pinport.sources.cache import Cache, default_root
+from pinport.sources.progress import NOTICE
 from pinport.sources.tree import SourceTree, scan_all
 
 
@@ -93,7 +96,52 @@ def test_corrupt_entry_is_rebuilt(tmp_path, corrupt):
     tree = cache.load("wheels", "demo-1.0", build, progress=lambda *a: seen.append(a))
     assert build.calls == 2
     assert (tree.root / "pkg" / "b.py").read_text() == "b = 2\n"
-    assert "rebuilding corrupt cache entry wheels/demo-1.0" in _messages(seen)
+    assert "rebuilding corrupt cache entry wheels/demo-1.0 (damaged or edited since it was stored)" in _messages(seen)
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:3])
+
+
+def _same_size_new_mtime(path: Path) -> None:
+    path.write_bytes(path.read_bytes().replace(b"2", b"9"))
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+
+
+@pytest.mark.parametrize("edit", [_truncate, _same_size_new_mtime])
+def test_an_edited_cached_file_is_extracted_again_not_analysed(tmp_path, edit):
+    cache, build = Cache(tmp_path), Builder()
+    tree = cache.load("wheels", "demo-1.0", build)
+    edit(tree.root / "pkg" / "b.py")
+    again = cache.load("wheels", "demo-1.0", build)
+    assert build.calls == 2
+    assert (again.root / "pkg" / "b.py").read_text() == "b = 2\n"
+
+
+def test_an_edit_hiding_its_size_and_mtime_is_found_by_verify(tmp_path):
+    cache, build = Cache(tmp_path), Builder()
+    tree = cache.load("wheels", "demo-1.0", build)
+    path = tree.root / "pkg" / "b.py"
+    stat = path.stat()
+    path.write_bytes(b"b = 9\n")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert cache.load("wheels", "demo-1.0", build).root == tree.root and build.calls == 1  # cheap check only
+    Cache(tmp_path, verify=True).load("wheels", "demo-1.0", build)
+    assert build.calls == 2 and path.read_text() == "b = 2\n"
+
+
+def test_an_entry_stored_by_older_code_is_hashed_once_then_trusted(tmp_path, monkeypatch):
+    cache, build = Cache(tmp_path), Builder()
+    tree = cache.load("wheels", "demo-1.0", build)
+    (tmp_path / "wheels" / "demo-1.0" / "verified.json").unlink()  # older pinport wrote no stats
+    hashed: list[int] = []
+    real = cache_module.hash_bytes
+    monkeypatch.setattr(cache_module, "hash_bytes", lambda data: hashed.append(len(data)) or real(data))
+    cache.load("wheels", "demo-1.0", build)
+    assert len(hashed) == len(tree.files)
+    cache.load("wheels", "demo-1.0", build)
+    assert len(hashed) == len(tree.files) and build.calls == 1
 
 
 def test_failed_build_leaves_nothing(tmp_path):
@@ -153,7 +201,21 @@ def test_concurrent_run_waits_for_the_lock(tmp_path):
         assert not result and build.calls == 0
     waiter.join(5)
     assert result and build.calls == 1
-    assert "waiting for another pinport run to finish git/abc" in _messages(seen)
+    assert f"waiting for pinport run {os.getpid()} (" in _messages(seen)[0]
+    assert _messages(seen)[0].endswith(") to finish git/abc (up to 900 s)")
+    assert [a[1] for a in seen] == [NOTICE]  # shown even where no progress bar is drawn
+
+
+def test_a_lock_held_too_long_is_an_error_naming_its_holder(tmp_path):
+    cache = Cache(tmp_path, lock_timeout=0.3)
+    with cache.lock("git", "abc"):
+        with pytest.raises(CacheError) as caught:
+            with Cache(tmp_path, lock_timeout=0.3).lock("git", "abc"):
+                pass
+    message = str(caught.value)
+    assert message.startswith(f"gave up after 0.3 s waiting for pinport run {os.getpid()} (")
+    assert message.endswith(f"to finish git/abc; stop it, or remove {tmp_path / 'git' / 'abc.lock'} "
+                            "if no such run is left")
 
 
 def test_bad_entry_names_are_refused(tmp_path):

@@ -83,7 +83,7 @@ def test_wheel_download_and_extract(index, cache, mode):
     assert not (tree.root / "top_module.py").exists()
     assert tree.project_root is None
     entry = cache.root / "wheels" / "demo-pkg-1.0.0"
-    assert sorted(p.name for p in entry.iterdir()) == ["manifest.json", "tree"]  # no archive kept
+    assert sorted(p.name for p in entry.iterdir()) == ["manifest.json", "tree", "verified.json"]  # no archive kept
     descriptions = {d for d, *_ in seen}
     assert "downloading demo_pkg-1.0.0-py3-none-any.whl" in descriptions
     assert "extracting demo_pkg-1.0.0-py3-none-any.whl" in descriptions

@@ -41,7 +41,7 @@ class Inputs:
     cache: Cache
 
     def index_cache(self) -> IndexCache:
-        return IndexCache(self.cache.path("index", "summaries.sqlite"))
+        return IndexCache.in_cache(self.cache)
 
     def load_models(self, progress: ProgressFn) -> Models:
         return load_models(self.plugin, self.old, self.new, self.settings, cache=self.index_cache(),
@@ -63,6 +63,8 @@ def input_options(func: Callable) -> Callable:
         click.option("--host", "host", help="host package import name [default: vllm]"),
         click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
                      help="where releases and the index are cached [default: the user cache]"),
+        click.option("--verify-cache", is_flag=True,
+                     help="hash every cached file and corpus, not only those whose size or mtime changed"),
     ]
     for option in reversed(options):
         func = option(func)
@@ -78,12 +80,12 @@ def _newest(dist: str) -> str:
 
 def resolve_inputs(*, plugin_spec: str | None, old_spec: str | None, new_spec: str | None,
                    old_tree: str | None, new_tree: str | None, profile: str | None, host: str | None,
-                   cache_dir: Path | None, progress: ProgressFn) -> Inputs:
+                   cache_dir: Path | None, progress: ProgressFn, verify_cache: bool = False) -> Inputs:
     """Fetch or locate the three trees; OLD defaults to the plugin's own pin.
 
     Every spec and setting is checked before anything is fetched or indexed.
     """
-    cache = Cache(cache_dir)
+    cache = Cache(cache_dir, verify=verify_cache)
     if plugin_spec is None and _in_plugin_checkout(host):
         plugin_spec = "."  # run inside a plugin's checkout: scan that checkout
     default_job = plugin_spec is None

@@ -108,7 +108,7 @@ def ledger_command(
     try:
         settings = load_settings(repo) if repo.is_dir() else Settings()
         cache = Cache()
-        index_cache = IndexCache(cache.path("index", "summaries.sqlite"))
+        index_cache = IndexCache.in_cache(cache)
         with progress_reporter() as progress:
             host: HostSources | None = None
             if host_check:

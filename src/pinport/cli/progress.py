@@ -17,7 +17,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..sources.progress import ProgressFn
+from ..sources.progress import NOTICE, ProgressFn
 
 
 @contextmanager
@@ -25,13 +25,17 @@ def progress_reporter(*, enabled: bool = True) -> Iterator[ProgressFn]:
     """A ProgressFn that draws one bar per description; silent when disabled or not on a terminal."""
     console = Console(stderr=True)
     if not enabled or not sys.stderr.isatty():
-        yield lambda description, completed, total: None
+        yield lambda description, completed, total: (
+            print(f"pinport: {description}", file=sys.stderr, flush=True) if completed == NOTICE else None)
         return
     bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), DownloadColumn(),
                     TimeRemainingColumn(), console=console, transient=True)
     tasks: dict[str, TaskID] = {}
 
     def report(description: str, completed: int, total: int | None) -> None:
+        if completed == NOTICE:
+            bars.console.print(f"pinport: {description}", markup=False, highlight=False)
+            return
         if description not in tasks:
             tasks[description] = bars.add_task(description, total=total)
         bars.update(tasks[description], completed=completed, total=total)

@@ -1,8 +1,10 @@
 """The code index of a source tree: every module's summary, built in parallel and cached by content.
 
 Summaries are cached in one SQLite database in the user cache, keyed by file content hash,
-module name and model version, so unchanged files are never parsed twice (not across runs,
-and not across two host versions in the same run). Several trees are indexed in one process
+module name and the parser's own source hash, so unchanged files are never parsed twice (not
+across runs, and not across two host versions in the same run) and a parser change re-indexes.
+Rows are JSON data (`codec.py`), never pickle: a cache someone else can write cannot run code,
+and a row that does not decode is rebuilt from its file. Several trees are indexed in one process
 pool so both cores stay busy.
 """
 
@@ -11,9 +13,10 @@ from __future__ import annotations
 import ast
 import gc
 import hashlib
+import inspect
+import logging
 import mmap
 import os
-import pickle
 import re
 import sqlite3
 from bisect import bisect_right
@@ -23,14 +26,32 @@ from contextlib import closing
 from functools import cached_property
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from ..errors import note_context
+from ..sources.cache import Cache
 from ..sources.progress import ProgressFn, no_progress
-from ..sources.tree import SourceTree, python_lines
-from .parse import summarize
+from ..sources.tree import SourceTree, decode_source, python_lines
+from . import codec, parse
+from .codec import DecodeError
+from .parse import parse_module, summarize
 from .summary import BindingKind, ModuleSummary
 
-MODEL_VERSION = "2"  # bump whenever summary.py or parse.py change what a summary holds
+# The database file: a new name whenever the row format changes, so older pinport code sharing
+# the cache directory keeps its own file (its pickled rows are never read by this code).
+DATABASE = ("index", "summaries-json-1.sqlite")
+
+
+def _parser_version() -> str:
+    """What a summary depends on: the source files of the code that decodes, builds and stores it."""
+    digest = hashlib.blake2b(digest_size=8)
+    for part in (decode_source, summarize, ModuleSummary, codec.encode):
+        digest.update(Path(inspect.getfile(part)).read_bytes())
+    return digest.hexdigest()
+
+
+log = logging.getLogger(__name__)
+MODEL_VERSION = _parser_version()  # part of every row's key: a changed parser re-indexes
 _CHUNK = 24
 _FLUSH_EVERY = 64
 # Top-level definitions by text, for the whole-tree catalog: column-0 defs, classes, assignments.
@@ -52,11 +73,11 @@ def module_name(rel: str) -> tuple[str, bool] | None:
 
 
 class LazyModules(Mapping[str, ModuleSummary]):
-    """Module name -> summary, built or unpickled on first access: a scan needs a few hundred of thousands.
+    """Module name -> summary, built or decoded on first access: a scan needs a few hundred of thousands.
 
     A summary not in the cache is computed from its file when first asked for and written back
     (in batches; `flush()` writes the rest). Trees of one scan share the memo, so a file both host
-    versions contain is loaded once. A cached row that does not unpickle to a summary is
+    versions contain is loaded once. A cached row that does not decode to a summary is
     recomputed from the file and rewritten.
     """
 
@@ -79,22 +100,21 @@ class LazyModules(Mapping[str, ModuleSummary]):
 
     def _load(self, key: str) -> ModuleSummary:
         gc_was_enabled = gc.isenabled()
-        gc.disable()  # unpickling builds many small objects; collection passes are waste here
+        gc.disable()  # decoding builds many small objects; collection passes are waste here
         try:
             blob = self._blobs.get(key)
             if blob is not None:
                 try:
-                    summary = pickle.loads(blob)
-                    if isinstance(summary, ModuleSummary):
-                        return summary
-                except Exception as exc:  # a damaged cache row: recomputed below and rewritten
-                    _damaged(exc)
-            blob = _summarize_file(self._jobs[key])
+                    return codec.decode(blob, ModuleSummary)
+                except DecodeError:
+                    log.debug("index row %s does not decode; rebuilt", key)
+            found = _summary_of(self._jobs[key])
+            blob = codec.encode(found)
             self._blobs[key] = blob
             self._pending.append((key, blob))
             if len(self._pending) >= _FLUSH_EVERY:
                 self.flush()
-            return pickle.loads(blob)
+            return found
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -115,20 +135,10 @@ class LazyModules(Mapping[str, ModuleSummary]):
         return len(self._keys)
 
     def digest(self) -> str:
-        """Identity of the whole tree's content, for facts computed over every module."""
-        return hashlib.blake2b("\n".join(f"{m}={k}" for m, k in self._keys.items()).encode(),
+        """Identity of the whole tree's content (not of the parser), for facts computed over every module."""
+        suffix = f":{MODEL_VERSION}"
+        return hashlib.blake2b("\n".join(f"{m}={k.removesuffix(suffix)}" for m, k in self._keys.items()).encode(),
                                digest_size=16).hexdigest()
-
-
-# What a damaged or stale cache row raises when loaded; it is rebuilt. Under PINPORT_STRICT=1 (the
-# test suite sets it) anything else raises, so that a bug never hides behind a rebuilt row.
-_DAMAGE = (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError, IndexError, OverflowError,
-           KeyError)
-
-
-def _damaged(exc: Exception) -> None:
-    if os.environ.get("PINPORT_STRICT") == "1" and not isinstance(exc, _DAMAGE):
-        raise exc
 
 
 class CodeIndex:
@@ -183,16 +193,10 @@ class CodeIndex:
         modules = sorted(self.paths)
         digest = self.modules.digest() if isinstance(self.modules, LazyModules) else ""
         path = self._cache.corpus_path(digest) if digest else None
-        key = f"corpus-starts:{digest}"
-        if path is not None and path.is_file():
-            blob = self._cache.get_many([key]).get(key)
-            try:
-                starts = pickle.loads(blob) if blob is not None else None
-                if isinstance(starts, list) and len(starts) == len(modules):
-                    with open(path, "rb") as fh:
-                        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), starts, modules
-            except (OSError, ValueError, pickle.UnpicklingError):
-                pass  # damaged or empty: rebuild below
+        key = f"corpus:{digest}"
+        stored = self._cache.stored_corpus(path, key, len(modules)) if path is not None else None
+        if stored is not None:
+            return stored[0], stored[1], modules
         starts, parts, offset = [], [], 0
         for module in modules:
             data = (self.tree.root / self.paths[module]).read_bytes()
@@ -201,14 +205,7 @@ class CodeIndex:
             offset += len(data) + 1
         corpus = b"\0".join(parts)
         if path is not None:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_bytes(corpus)
-                os.replace(tmp, path)
-                self._cache.put_many([(key, pickle.dumps(starts, protocol=pickle.HIGHEST_PROTOCOL))])
-            except OSError:
-                pass  # a cache that cannot be written only costs speed next time
+            self._cache.store_corpus(path, key, corpus, starts)
         return corpus, starts, modules
 
     def load_text(self) -> None:
@@ -236,10 +233,8 @@ class CodeIndex:
     def parsed(self, module: str) -> ast.Module | None:
         """The full tree of one module, parsed on first request (checks needing bodies use this)."""
         if module not in self._asts:
-            try:
-                self._asts[module] = ast.parse(self.source(module))
-            except (SyntaxError, ValueError):
-                self._asts[module] = None
+            unparsed = module in self.modules and self.modules[module].syntax_error
+            self._asts[module] = None if unparsed else parse_module(self.source(module))
         return self._asts[module]
 
     def share_parsed(self, other: CodeIndex) -> None:
@@ -272,9 +267,9 @@ class CodeIndex:
             blob = self._cache.get_many([key]).get(key)
             if blob is not None:
                 try:
-                    return pickle.loads(blob)
-                except Exception as exc:  # damaged: rebuild below
-                    _damaged(exc)
+                    return codec.decode(blob, _Catalog)._asdict()
+                except DecodeError:
+                    log.debug("catalog row %s does not decode; rebuilt", key)
         # From the text, not the summaries: building a catalog must not cost a parse of every file.
         definitions: dict[str, list[tuple[str, BindingKind]]] = {}
         flags: list[tuple[str, str]] = []
@@ -292,10 +287,10 @@ class CodeIndex:
             if mod in getattr_modules:  # the names a module-level __getattr__ serves (envs.VLLM_*)
                 flags.extend((mod, name) for name in self.modules[mod].lazy_exports if name.isupper())
         flags = sorted(set(flags))
-        catalog = {"definitions": definitions, "flags": flags}
+        catalog = _Catalog(definitions, flags)
         if key:
-            self._cache.put_many([(key, pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL))])
-        return catalog
+            self._cache.put_many([(key, codec.encode(catalog))])
+        return catalog._asdict()
 
     @property
     def definitions(self) -> dict[str, list[tuple[str, BindingKind]]]:
@@ -308,11 +303,62 @@ class CodeIndex:
         return self._catalog["flags"]  # type: ignore[return-value]
 
 
-class IndexCache:
-    """Summaries by (content hash, module, model version) in SQLite; a corrupt database is rebuilt."""
+class _Catalog(NamedTuple):
+    definitions: dict[str, list[tuple[str, BindingKind]]]
+    flags: list[tuple[str, str]]
 
-    def __init__(self, path: Path | None) -> None:
+
+class IndexCache:
+    """Summaries by (content hash, module, parser version) in SQLite; a corrupt database is rebuilt.
+
+    `verify` re-hashes every stored corpus instead of trusting an unchanged size and mtime.
+    """
+
+    def __init__(self, path: Path | None, *, verify: bool = False) -> None:
         self.path = path
+        self.verify = verify
+
+    @classmethod
+    def in_cache(cls, cache: Cache) -> IndexCache:
+        """The index database of a user cache (its own file name: see DATABASE)."""
+        return cls(cache.path(*DATABASE), verify=cache.verify)
+
+    def stored_corpus(self, path: Path, key: str, count: int) -> tuple[mmap.mmap, list[int]] | None:
+        """A tree's stored corpus and start offsets, when its size (and, if its mtime changed or
+        `verify` is set, its hash) is what was recorded; None means rebuild it."""
+        blob = self.get_many([key]).get(key)
+        if blob is None:
+            return None
+        try:
+            record = codec.decode(blob, _CorpusRecord)
+            stat = path.stat()
+        except (DecodeError, OSError):
+            return None
+        if len(record.starts) != count or stat.st_size != record.size or stat.st_size == 0:
+            return None
+        try:
+            with open(path, "rb") as fh:
+                data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        if self.verify or stat.st_mtime_ns != record.mtime_ns:
+            if _digest(data) != record.digest:
+                data.close()
+                log.debug("corpus %s was changed on disk; rebuilt", path)
+                return None
+            self.put_many([(key, codec.encode(record._replace(mtime_ns=stat.st_mtime_ns)))])
+        return data, record.starts
+
+    def store_corpus(self, path: Path, key: str, corpus: bytes, starts: list[int]) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(corpus)
+            os.replace(tmp, path)
+            record = _CorpusRecord(starts, len(corpus), path.stat().st_mtime_ns, _digest(corpus))
+        except OSError:
+            return  # a cache that cannot be written only costs speed next time
+        self.put_many([(key, codec.encode(record))])
 
     def corpus_path(self, digest: str) -> Path | None:
         """Where a tree's text corpus is kept (beside the database), or None without a cache."""
@@ -367,10 +413,33 @@ class IndexCache:
                 pass  # a cache that cannot be written only costs speed next time
 
 
-def _summarize_file(job: tuple[str, str, bool]) -> bytes:
+class _CorpusRecord(NamedTuple):
+    starts: list[int]
+    size: int
+    mtime_ns: int
+    digest: str
+
+
+def _digest(data: bytes | mmap.mmap) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _summary_of(job: tuple[str, str, bool]) -> ModuleSummary:
     path, module, is_package = job
-    with open(path, "rb") as fh:
-        return pickle.dumps(summarize(fh.read(), module, is_package), protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(parse.MAX_SOURCE_BYTES + 1)  # past the limit the length is all that counts
+    except OSError as exc:
+        return ModuleSummary(syntax_error=f"cannot be read ({exc.strerror or exc})")
+    try:
+        return summarize(data, module, is_package)
+    except Exception as exc:
+        note_context(exc, f"summarising {path}")
+        raise
+
+
+def _summarize_file(job: tuple[str, str, bool]) -> bytes:
+    return codec.encode(_summary_of(job))
 
 
 def _summarize_chunk(jobs: list[tuple[str, str, bool]]) -> list[bytes]:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 
+from ..sources.tree import decode_source, normalise_newlines, python_lines
 from .summary import (
     Binding,
     BindingKind,
@@ -35,6 +37,9 @@ _SELF_TUPLE = re.compile(r"^[ \t]*\(?((?:self\.\w+[ \t]*,[ \t]*)+self\.\w+)[ \t]
 _SELF_TUPLE_HINT = re.compile(r"self\.\w+[ \t]*,[ \t]*self\.")
 _GLOBAL = re.compile(r"^[ \t]+global[ \t]+([\w, \t]+)$", re.MULTILINE)
 _EXPR_LIMIT = 160
+# What one file may cost: `ast` holds about 200 bytes per source byte (a 5 MB module takes over
+# 1 GB and half a minute), and the largest file of any vLLM release is 0.35 MB.
+MAX_SOURCE_BYTES = 2 * 2**20
 
 
 def dotted(node: ast.AST | None) -> str:
@@ -391,13 +396,39 @@ def _self_assignments(text: str) -> list[tuple[int, str, str]]:
 
 
 def summarize(source: bytes | str, module: str, is_package: bool) -> ModuleSummary:
-    """The ModuleSummary of one file's source; a syntax error yields an empty summary saying so."""
-    text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
+    """The ModuleSummary of one file's source; a file that cannot be parsed (syntax, nesting too deep
+    for the parser, over the size limit) yields an empty summary saying why, so the scan goes on."""
+    if len(source) > MAX_SOURCE_BYTES:
+        return ModuleSummary(syntax_error=f"{len(source) / 2**20:.1f} MB, over the "
+                                          f"{MAX_SOURCE_BYTES // 2**20} MB one file may cost to parse")
+    text = decode_source(source) if isinstance(source, bytes) else normalise_newlines(source)
     try:
-        tree = ast.parse(text)
+        tree = _parse(text)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", 0) or 0
         return ModuleSummary(syntax_error=f"line {line}: {getattr(exc, 'msg', str(exc))}")
-    visitor = _ModuleVisitor(module, is_package, text.splitlines())
-    visitor.body(tree.body)
-    return visitor.finish(text)
+    except (RecursionError, MemoryError) as exc:
+        return ModuleSummary(syntax_error=f"nested too deeply for Python's parser ({type(exc).__name__})")
+    try:
+        visitor = _ModuleVisitor(module, is_package, python_lines(text))
+        visitor.body(tree.body)
+        return visitor.finish(text)
+    except RecursionError:
+        return ModuleSummary(syntax_error="nested too deeply to summarise (RecursionError)")
+
+
+def parse_module(text: str) -> ast.Module | None:
+    """The full tree of decoded source, or None when it does not parse (or is too deep to)."""
+    if len(text) > MAX_SOURCE_BYTES:
+        return None
+    try:
+        return _parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _parse(text: str) -> ast.Module:
+    """`ast.parse`, without the warnings it prints about the analysed code (invalid escapes ...)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)

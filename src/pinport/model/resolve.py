@@ -88,6 +88,8 @@ class Resolver:
         summary = self.index.modules.get(mod)
         if summary is None:
             return None
+        if summary.syntax_error:  # never parsed (too big, too deep, broken): what it defines is unknown
+            return Symbol(OPAQUE, f"{mod}.{name}", mod, 0)
         binding = summary.bindings.get(name)
         if binding is not None:
             return self._binding(mod, binding, seen)

@@ -184,7 +184,7 @@ def run_rebase(options: RebaseOptions, progress: ProgressFn = no_progress) -> Re
     """Plan (and with `apply`, carry out) the rebase; raises PinportError on bad input."""
     started = time.perf_counter()
     cache = Cache(options.cache_dir)
-    index_cache = IndexCache(cache.path("index", "summaries.sqlite"))
+    index_cache = IndexCache.in_cache(cache)
     overrides = {"profile": options.profile, "host": options.host}
     notes: list[str] = []
     spec = options.plugin_spec

@@ -7,20 +7,25 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from stat import S_ISREG
+from typing import BinaryIO
 
 import platformdirs
 
 from ..errors import CacheError
 from .archive import safe_relpath
-from .progress import ProgressFn, no_progress
-from .tree import SourceTree
+from .progress import NOTICE, ProgressFn, no_progress
+from .tree import SourceTree, hash_bytes
 
 CACHE_DIR_VARIABLE = "PINPORT_CACHE_DIR"
 MANIFEST = "manifest.json"
+STATS = "verified.json"  # size and mtime of each file when its hash was last checked (beside the manifest)
 _FORMAT = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!,\[\]-]*$")  # `!`: a PEP 440 epoch (1!0.26.0)
 
@@ -41,8 +46,10 @@ class Cache:
     an flock on `<kind>/<name>.lock` so concurrent runs build it once.
     """
 
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(self, root: Path | None = None, *, verify: bool = False, lock_timeout: float = 900) -> None:
         self.root = root if root is not None else default_root()
+        self.verify = verify  # hash every file of an entry, not only those whose size or mtime changed
+        self.lock_timeout = lock_timeout
 
     def path(self, *parts: str) -> Path:
         """A path inside the cache root, for other components' own files (an index database)."""
@@ -66,23 +73,40 @@ class Cache:
 
     @contextmanager
     def lock(self, kind: str, name: str, progress: ProgressFn = no_progress) -> Iterator[None]:
-        """Hold one entry's inter-process lock; waits, and says so, while another run has it."""
+        """Hold one entry's inter-process lock. While another run holds it, say who (pid and command,
+        written into the lock file) and wait, up to `lock_timeout` seconds."""
         entry = self.entry_dir(kind, name)
         self._ensure_dir(entry.parent)
+        lock_path = entry.parent / f"{name}.lock"
         try:
-            handle = open(entry.parent / f"{name}.lock", "a+b")
+            handle = open(lock_path, "a+b")
         except OSError as exc:
             raise CacheError(f"cannot write the cache at {self.root}: {exc.strerror}") from None
         with handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                progress(f"waiting for another pinport run to finish {kind}/{name}", 0, None)
-                fcntl.flock(handle, fcntl.LOCK_EX)
+                self._wait(handle, lock_path, f"{kind}/{name}", progress)
             try:
+                _write_holder(handle)
                 yield
             finally:
+                _write_holder(handle, clear=True)
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _wait(self, handle: BinaryIO, lock_path: Path, what: str, progress: ProgressFn) -> None:
+        holder = _read_holder(handle)
+        progress(f"waiting for {holder} to finish {what} (up to {self.lock_timeout:g} s)", NOTICE, None)
+        deadline = time.monotonic() + self.lock_timeout
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise CacheError(f"gave up after {self.lock_timeout:g} s waiting for {holder} to finish "
+                                     f"{what}; stop it, or remove {lock_path} if no such run is left") from None
+                time.sleep(0.1)
 
     def load(
         self, kind: str, name: str, build: Build, *, progress: ProgressFn = no_progress
@@ -91,15 +115,16 @@ class Cache:
         entry = self.entry_dir(kind, name)
         # Entries are immutable once renamed into place, so an intact one is read without the
         # lock (which also serves a cache that is read-only for this user).
-        tree = _read_entry(entry)
+        tree = _read_entry(entry, self.verify)
         if tree is not None:
             return tree
         with self.lock(kind, name, progress):
             if entry.exists():
-                tree = _read_entry(entry)
+                tree = _read_entry(entry, self.verify)
                 if tree is not None:
                     return tree
-                progress(f"rebuilding corrupt cache entry {kind}/{name}", 0, None)
+                progress(f"rebuilding corrupt cache entry {kind}/{name} (damaged or edited since it was stored)",
+                         NOTICE, None)
                 self._remove(entry)
             for stale in entry.parent.glob(f".{name}.staging-*"):  # left by a killed run
                 self._remove(stale)
@@ -114,6 +139,9 @@ class Cache:
             tree = build(staging)
             manifest = _manifest(tree, staging)
             (staging / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+            root = tree.root
+            _record_stats(staging, {rel: [(st := (root / rel).lstat()).st_size, st.st_mtime_ns]
+                                    for rel in tree.files})
             # mkdtemp made it private; an entry is as readable as the files in it
             staging.chmod(0o755)
             os.replace(staging, entry)
@@ -169,8 +197,9 @@ def _inside(rel: object) -> bool:
     return isinstance(rel, str) and (rel == "." or safe_relpath(rel) is not None)
 
 
-def _read_entry(entry: Path) -> SourceTree | None:
-    """The stored tree, or None when the manifest is missing, unreadable or lists missing files."""
+def _read_entry(entry: Path, verify: bool = False) -> SourceTree | None:
+    """The stored tree, or None when the manifest is missing or unreadable, or a file it lists is
+    missing or no longer has the content the manifest hashed (see `_files_intact`)."""
     try:
         manifest = json.loads((entry / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -186,5 +215,74 @@ def _read_entry(entry: Path) -> SourceTree | None:
         return None
     if manifest.get("project_root") is not None and not _inside(manifest["project_root"]):
         return None
+    if not all(_inside(rel) for rel in files):
+        return None
     tree = _tree_from(manifest, entry)
-    return tree if all((tree.root / rel).is_file() for rel in tree.files) else None
+    return tree if _files_intact(entry, tree, verify) else None
+
+
+def _files_intact(entry: Path, tree: SourceTree, verify: bool) -> bool:
+    """Every listed file has the content the manifest hashed. Cheap on a warm run: a file whose size
+    and mtime are those recorded in `STATS` when it was last hashed is not read again; any other
+    (or every one, with `verify`) is hashed, and its stats recorded for next time."""
+    try:
+        recorded = json.loads((entry / STATS).read_text(encoding="utf-8"))
+        known = recorded.get("files", {}) if isinstance(recorded, dict) else {}
+    except (OSError, ValueError):
+        known = {}
+    fresh: dict[str, list[int]] = {}
+    for rel, digest in tree.files.items():
+        path = tree.root / rel
+        try:
+            stat = path.lstat()
+        except OSError:
+            return False
+        if not S_ISREG(stat.st_mode):
+            return False
+        seen = [stat.st_size, stat.st_mtime_ns]
+        if not verify and known.get(rel) == seen:
+            continue
+        try:
+            if hash_bytes(path.read_bytes()) != digest:
+                return False
+        except OSError:
+            return False
+        fresh[rel] = seen
+    if fresh:
+        _record_stats(entry, {**{k: v for k, v in known.items() if k in tree.files}, **fresh})
+    return True
+
+
+def _record_stats(entry: Path, files: dict[str, list[int]]) -> None:
+    tmp = entry / f".{STATS}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps({"format": 1, "files": files}), encoding="utf-8")
+        os.replace(tmp, entry / STATS)
+    except OSError:  # a read-only cache: the files are hashed again next time, which costs only time
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+def _write_holder(handle: BinaryIO, clear: bool = False) -> None:
+    """Who holds a lock, for a run that has to wait for it: pid and command line."""
+    try:
+        handle.seek(0)
+        handle.truncate()
+        if not clear:
+            command = " ".join(Path(sys.argv[0]).name if i == 0 else a for i, a in enumerate(sys.argv[:4]))
+            handle.write(f"{os.getpid()} {command}".encode(errors="replace")[:200])
+        handle.flush()
+    except OSError:
+        pass  # the lock itself still works; only the message names no one
+
+
+def _read_holder(handle: BinaryIO) -> str:
+    try:
+        handle.seek(0)
+        text = handle.read(200).decode(errors="replace").strip()
+    except OSError:
+        text = ""
+    pid, _, command = text.partition(" ")
+    if not pid.isdigit():
+        return "another pinport run"
+    return f"pinport run {pid} ({command or 'unknown command'})"

@@ -45,7 +45,11 @@ def decode_source(data: bytes) -> str:
         codecs.lookup(encoding)
     except (SyntaxError, LookupError):
         encoding = "utf-8"
-    text = data.decode("utf-8" if encoding == "utf-8-sig" else encoding, errors="replace")
+    return normalise_newlines(data.decode("utf-8" if encoding == "utf-8-sig" else encoding, errors="replace"))
+
+
+def normalise_newlines(text: str) -> str:
+    """Text as Python's tokenizer sees it: no BOM, every line ending (CRLF, CR, LF) a `\\n`."""
     return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
 
