@@ -1,6 +1,9 @@
-"""Real-world benchmark: pinport on the real ArcticInference rebases, scored against what people did.
+"""Real-world benchmark: pinport on real plugin rebases, scored against what people did.
 
-    python bench/real_world.py [--checks imports,signatures,...] [--json FILE]
+    python bench/real_world.py [--checks imports,signatures,...] [--plugin DIST] [--json FILE]
+
+The plugins: ArcticInference (below) and the other vLLM plugins of tests/real/plugins.toml
+(vllm-rbln, vllm-spyre, vllm-beam-search-plugin), each scanned with no settings.
 
 For each consecutive pair of arctic-inference releases across a pin change (BEFORE pinned to
 OLD, AFTER pinned to NEW), it scans BEFORE against OLD -> NEW and compares the plugin units
@@ -23,6 +26,7 @@ import hashlib
 import json
 import sys
 import time
+import tomllib
 from collections import Counter
 from pathlib import Path
 
@@ -32,7 +36,8 @@ from pinport.model.index import IndexCache
 from pinport.scan import load_models, scan_models
 from pinport.sources import Cache, SourceTree, fetch_release
 
-PAIRS = [  # (before, after, before's pin, after's pin)
+OTHER_PLUGINS = Path(__file__).resolve().parent.parent / "tests" / "real" / "plugins.toml"
+PAIRS = [  # arctic-inference: (before, after, before's pin, after's pin)
     ("0.0.4", "0.0.6", "0.8.1", "0.8.4"),
     ("0.0.7", "0.0.8", "0.8.4", "0.9.0.1"),
     ("0.0.8", "0.0.9", "0.9.0.1", "0.9.2"),
@@ -76,15 +81,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checks", default="", help="comma-separated checks (default: all)")
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON")
+    parser.add_argument("--plugin", default="", help="only this distribution's pairs")
     args = parser.parse_args()
+    jobs = [("arctic-inference", *pair) for pair in PAIRS]
+    for dist, spec in tomllib.loads(OTHER_PLUGINS.read_text(encoding="utf-8")).items():
+        jobs += [(dist, *pair) for pair in spec["pairs"]]
+    if args.plugin:
+        jobs = [job for job in jobs if job[0] == args.plugin]
     checks = tuple(c for c in args.checks.split(",") if c)
     cache = Cache()
     index_cache = IndexCache.in_cache(cache)
     rows = []
-    for before, after, old, new in PAIRS:
+    for dist, before, after, old, new in jobs:
         started = time.perf_counter()
-        plugin_before = fetch_release("arctic-inference", before, cache=cache, prefer="sdist")
-        plugin_after = fetch_release("arctic-inference", after, cache=cache, prefer="sdist")
+        plugin_before = fetch_release(dist, before, cache=cache, prefer="sdist")
+        plugin_after = fetch_release(dist, after, cache=cache, prefer="sdist")
         host_old = fetch_release("vllm", old, cache=cache, prefer="wheel", packages=("vllm",))
         host_new = fetch_release("vllm", new, cache=cache, prefer="wheel", packages=("vllm",))
         settings = load_settings(plugin_before.project_root or plugin_before.root)
@@ -105,7 +116,7 @@ def main() -> int:
         after_result = scan_models(after_models, after_settings, checks=checks)
         after_serious = [f for f in after_result.findings if f.level is not Severity.INFO]
         rows.append({
-            "pair": f"{before} -> {after}", "pins": f"{old} -> {new}",
+            "plugin": dist, "pair": f"{before} -> {after}", "pins": f"{old} -> {new}",
             "findings": len(result.findings), "errors": result.count(Severity.ERROR),
             "warnings": result.count(Severity.WARNING),
             "by_check": dict(sorted(Counter(f.kind.check for f in result.findings).items())),
@@ -119,7 +130,7 @@ def main() -> int:
             "seconds": round(time.perf_counter() - started, 1),
         })
         row = rows[-1]
-        print(f"{row['pair']:<15} {row['pins']:<17} findings {row['findings']:>3} (E{row['errors']} "
+        print(f"{dist:<24} {row['pair']:<15} {row['pins']:<17} findings {row['findings']:>3} (E{row['errors']} "
               f"W{row['warnings']})  changed {row['changed_units']:>3} flagged {row['flagged_units']:>3} "
               f"hit {row['flagged_and_changed']:>3}  recall {row['recall']}  precision {row['precision']}  "
               f"after-on-own-pin {row['after_on_own_pin']} (E{row['after_errors_on_own_pin']})  "

@@ -15,6 +15,7 @@ import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+import regex
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -30,6 +31,7 @@ ListFiles = Callable[[], Iterable[str]]  # every file path under the plugin root
 DEPENDENCIES, EXTRA, INSTALL_REQUIRES, EXTRAS_REQUIRE, REQUIREMENTS, METADATA, README = (
     "dependencies", "extra", "install_requires", "extras_require", "requirements", "metadata", "readme")
 
+PATTERN_SECONDS = 2.0  # what one pin pattern may spend on one file
 _ALWAYS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "PKG-INFO", "README.md", "README.rst")
 _REQUIREMENTS_FILE = re.compile(r"(^|/)requirements[^/]*\.(txt|in)$|^requirements/[^/]+\.(txt|in)$")
 _README = re.compile(r"^README(\.[A-Za-z]+)?$")
@@ -339,11 +341,18 @@ def read_pin(settings: Settings, read_file: ReadFile, list_files: ListFiles | No
 
 
 def _regex_pin(source: PinSource, read_file: ReadFile) -> str | None:
+    """Group 1 of the source's pattern in its file; a pattern that backtracks for longer than
+    PATTERN_SECONDS is cut off (the `regex` module can stop a match, `re` cannot)."""
     try:
-        pattern = re.compile(source.pattern, re.MULTILINE)
-    except re.error as exc:
+        pattern = regex.compile(source.pattern, regex.MULTILINE)
+    except regex.error as exc:
         raise ConfigError(f"pin source pattern {source.pattern!r}: {exc}") from None
     text = read_file(source.file)
-    if text and (match := pattern.search(text)):
-        return match.group(1)
-    return None
+    if not text:
+        return None
+    try:
+        match = pattern.search(text, timeout=PATTERN_SECONDS)
+    except TimeoutError:
+        raise ConfigError(f"pin source pattern {source.pattern!r} took over {PATTERN_SECONDS:g} s on "
+                          f"{source.file}; simplify it") from None
+    return match.group(1) if match else None

@@ -19,6 +19,7 @@ from .model.host import HostView
 from .model.index import CodeIndex, IndexCache, load_indexes
 from .model.resolve import Resolver
 from .plugin.model import PluginModel, load_plugin_model
+from .plugin.project import is_for_other_release, version_specific_modules
 from .sources.progress import ProgressFn, no_progress
 from .sources.tree import SourceTree
 from .workers import can_fork, run_beside
@@ -220,6 +221,7 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
     on_old_ids = {f.identity for f in on_old}
     on_new_ids = {f.identity for f in on_new}
     findings = [f.with_status(Status.LATENT if f.identity in on_old_ids else Status.DRIFT) for f in on_new]
+    findings = _other_release_modules(findings, plugin, models.new.index.tree.version)
     findings.extend(_syntax_errors(plugin))
     fixed = [f.with_status(Status.FIXED) for f in on_old if f.identity not in on_new_ids]
     for index in (plugin.index, models.old.index, models.new.index):
@@ -255,6 +257,21 @@ def judge_one_side(plugin: PluginModel, host: HostView, other: HostView, setting
     with _collector_paused():
         found = _run_checks(selected, ctx, False)
     return number_occurrences(_fold(_dedupe(f for c in selected for f in found[c.name])))
+
+
+def _other_release_modules(findings: list[Finding], plugin: PluginModel, version: str | None) -> list[Finding]:
+    """A module the plugin keeps for another host release (picked by version at run time) is not
+    imported on this one: its errors are warnings."""
+    tags = {plugin.index.paths[m]: tag for m, tag in version_specific_modules(plugin.modules).items()}
+    out = []
+    for f in findings:
+        tag = tags.get(f.plugin.path) if f.plugin else None
+        if tag and f.level is Severity.ERROR and is_for_other_release(tag, version):
+            f = replace(f, severity=Severity.WARNING, details=(
+                f"`{f.plugin.path}` is the plugin's copy for another {plugin.names.host} release "
+                f"(`_v{tag}`); it is not imported on {version}", *f.details))
+        out.append(f)
+    return out
 
 
 def _syntax_errors(plugin: PluginModel) -> Iterable[Finding]:

@@ -1,22 +1,76 @@
-"""Both cores for work over loaded models: one forked worker that inherits them.
+"""Forked worker processes that end with the run: they leave Ctrl-C to the parent and die with it.
 
-The worker is forked, not spawned: it gets the models (and the function to run) by inheritance,
-copy-on-write, so nothing is pickled on the way in and only the result crosses back.
+A worker ignores SIGINT (the terminal sends it to the whole process group; the parent decides,
+and no worker prints a traceback), takes SIGTERM's default action, and asks the kernel to kill
+it when its parent dies (PR_SET_PDEATHSIG on Linux; elsewhere a thread watches the parent).
+When the parent stops early (an exception, Ctrl-C, SIGTERM), `fork_pool` kills its workers
+instead of waiting for them to finish work nobody will read. `run_beside` runs one share of work
+over loaded models in such a worker: forked, not spawned, so the worker gets the models and the
+function by inheritance (nothing pickled on the way in) and only the result crosses back.
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
-from collections.abc import Callable
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from multiprocessing import get_all_start_methods, get_context
 from multiprocessing.connection import Connection
 from typing import TypeVar
 
 log = logging.getLogger(__name__)
-
+_PR_SET_PDEATHSIG = 1
 Here = TypeVar("Here")
 There = TypeVar("There")
+
+
+def _die_with(parent: int) -> None:
+    """Run first in each worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        armed = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) == 0
+    except (OSError, AttributeError):
+        armed = False
+    if os.getppid() != parent:  # the parent died before the wish was registered
+        os._exit(1)
+    if not armed:
+        threading.Thread(target=_watch, args=(parent,), daemon=True, name="parent-watch").start()
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+@contextmanager
+def fork_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A fork-based process pool whose workers end with this process, and at once on an early exit."""
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork"), initializer=_die_with,
+                               initargs=(os.getpid(),))
+    try:
+        yield pool
+    except BaseException:
+        _kill(pool)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _kill(pool: ProcessPoolExecutor) -> None:
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        if process.is_alive():
+            process.kill()
+    for process in processes:
+        process.join(timeout=2)
 
 
 def can_fork() -> bool:
@@ -24,7 +78,8 @@ def can_fork() -> bool:
     return (os.cpu_count() or 1) >= 2 and "fork" in get_all_start_methods()
 
 
-def _serve(conn: Connection, work: Callable[[], object]) -> None:
+def _serve(conn: Connection, work: Callable[[], object], parent: int) -> None:
+    _die_with(parent)
     try:
         conn.send(("done", work()))
     except Exception as exc:  # raised again in the parent
@@ -45,11 +100,15 @@ def run_beside(there: Callable[[], There], here: Callable[[], Here], *,
     """
     fork = get_context("fork")
     receiving, sending = fork.Pipe(duplex=False)
-    worker = fork.Process(target=_serve, args=(sending, there), daemon=True)
+    worker = fork.Process(target=_serve, args=(sending, there, os.getpid()), daemon=True)
     worker.start()
     sending.close()
     try:
-        mine = here()
+        try:
+            mine = here()
+        except BaseException:  # an early exit (Ctrl-C, SIGTERM, an error): the worker's work is not read
+            worker.kill()
+            raise
         try:
             status, payload = receiving.recv()
         except EOFError:

@@ -122,8 +122,9 @@ def test_parallel_and_serial_agree(tmp_path, monkeypatch):
     t = tree(tmp_path, files)
     serial = load_index(t, workers=1, eager=True)
     pools = []
-    real_pool = index_mod.ProcessPoolExecutor
-    monkeypatch.setattr(index_mod, "ProcessPoolExecutor", lambda **kw: pools.append(kw) or real_pool(**kw))
+    real_pool = index_mod.fork_pool
+    monkeypatch.setattr(index_mod, "fork_pool", lambda workers: pools.append({"max_workers": workers})
+                        or real_pool(workers))
     progress = []
     parallel = load_index(t, workers=2, eager=True, progress=lambda *a: progress.append(a))
     assert [p["max_workers"] for p in pools] == [2]

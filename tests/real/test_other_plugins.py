@@ -74,3 +74,40 @@ def test_plugin_found_and_scanned_without_settings(dist, version, real_models_of
     models, _ = real_models_of(dist, version, PINS.get((dist, version)) or "0.30.0")
     assert models.plugin.packages == tuple(PLUGINS[dist]["packages"])
     assert models.plugin.modules and not any(m.startswith(("tests", "examples")) for m in models.plugin.modules)
+
+
+ANSWERS = sorted((Path(__file__).parent / "answers").glob("*.toml"))
+
+
+@pytest.fixture(scope="module")
+def own_pin_scans(real_models_of):
+    def scan(answer: dict):
+        from pinport.scan import scan_models
+        models, settings = real_models_of(answer["plugin"], answer["version"], answer["host"])
+        return scan_models(models, settings, strict=True)
+    return scan
+
+
+def _at(result, code: str, where: str):
+    path, _, line = where.rpartition(":")
+    return [f for f in result.findings if f.code == code and f.plugin and f.plugin.path == path
+            and f.plugin.line == int(line)]
+
+
+@pytest.mark.parametrize("answer_file", ANSWERS, ids=[a.stem for a in ANSWERS])
+def test_no_false_error_remains_on_the_validated_release(answer_file, own_pin_scans):
+    answer = tomllib.loads(answer_file.read_text(encoding="utf-8"))
+    assert PLUGINS[answer["plugin"]]["validated"] == answer["version"]
+    result = own_pin_scans(answer)
+    true_errors = {(f["code"], f["plugin"]) for f in answer.get("finding", []) if f["verdict"]}
+    errors = [f for f in result.findings if f.level.value == "error"]
+    assert [(f.code, f"{f.plugin.path}:{f.plugin.line}") for f in errors
+            if (f.code, f"{f.plugin.path}:{f.plugin.line}") not in true_errors] == []
+    for entry in answer.get("finding", []):  # each answered false error: what pinport reports now
+        for where in (entry["plugin"], *entry.get("also", ())):
+            found = _at(result, entry["code"], where)
+            if entry["now"] == "none":
+                assert found == [], where
+            else:
+                assert found and all(f.level.value == entry["now"] for f in found), where
+                assert all(f.status.value == "latent" and f.plugin.unit for f in found)

@@ -169,3 +169,16 @@ def test_the_installed_command_exits_2_with_one_line(trees):
                           capture_output=True, text=True, check=False, cwd=Path(trees["tmp"]))
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == ["pinport: error: --host must not be empty"]
+
+
+def test_a_pin_pattern_that_backtracks_forever_is_cut_off(trees, capsys, monkeypatch):
+    monkeypatch.setattr("pinport.pins.PATTERN_SECONDS", 0.2)
+    (trees["plugin"] / "plug" / "version.py").write_text("V = '" + "x" * 5000 + "'\n")
+    pyproject = trees["plugin"] / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + '[[tool.pinport.pin-sources]]\nkind = "regex"\n'
+                         'file = "plug/version.py"\npattern = "(x+x+)+y"\n')
+    args = scan_args(trees)
+    del args[args.index("--old"):args.index("--old") + 2]
+    assert main(args) == 2
+    assert _one_error_line(capsys) == ("pinport: error: pin source pattern '(x+x+)+y' took over 0.2 s on "
+                                       "plug/version.py; simplify it")

@@ -111,6 +111,29 @@ class _Context:
                 self.provided.add((owner.path, patch.name))
         self.sites: dict[tuple[str, bool], tuple[Location, ...]] = {}
         self.self_attrs: dict[tuple[str, str], dict[str, Typed | None]] = {}
+        self.replacements: list[tuple[Symbol, str]] = []  # (replaced host class, plugin class path)
+        for r in ctx.plugin.surface.replacements:
+            replaced = host.resolve(r.host_class)
+            if replaced is not None and replaced.kind == CLASS:
+                self.replacements.append((replaced, f"{r.plugin_module}.{r.plugin_class}"))
+
+    def replacement_binding(self, callee: Callee, call: ast.Call) -> str:
+        """The plugin replacement of the callee's class (or a subclass of it) whose method takes this
+        call, as "Plugin.method": the host builds that class instead (out-of-tree registration)."""
+        owner, _, name = callee.sym.path.rpartition(".")
+        if callee.mode != BOUND or callee.sym.kind != METHOD:
+            return ""
+        resolver = self.ctx.facts.plugin_resolver
+        for replaced, plugin_cls in self.replacements:
+            if owner not in {c.path for c in self.ctx.host.resolver.mro(replaced)}:
+                continue
+            method = resolver.resolve(f"{plugin_cls}.{name}")
+            if method is None or method.kind != METHOD or not method.path.startswith(plugin_cls + "."):
+                continue
+            params = callee_params(resolver, Callee(method, BOUND, method.path))
+            if params is not None and not bind_call(params, call):
+                return f"{plugin_cls.rpartition('.')[2]}.{name}"
+        return ""
 
     def masked(self, cls: Symbol, name: str) -> bool:
         """Whether `cls.name` (a class or module member) is the plugin's own: added or replaced by a patch."""
@@ -223,11 +246,17 @@ class CallsCheck:
                 yield self._finding(shared, kind, callee, subject, site, other_sym, params, other_params,
                                     {"name": ""}, "check the call against the new signature by hand", changed)
             return
+        replacement = shared.replacement_binding(callee, call) if problems else ""
         for problem in problems:
             kind = _KINDS[construct][problem.kind]
             args = _problem_args(problem)
-            yield self._finding(shared, kind, callee, subject, site, other_sym, params, other_params, args,
-                                _SUGGEST[problem.kind].format(name=problem.name), changed)
+            finding = self._finding(shared, kind, callee, subject, site, other_sym, params, other_params, args,
+                                    _SUGGEST[problem.kind].format(name=problem.name), changed)
+            if replacement and finding.level is Severity.ERROR:  # binds where the plugin's class is built
+                finding = replace(finding, severity=Severity.WARNING, details=(
+                    f"the call binds to the plugin's `{replacement}`, which the plugin installs in place of "
+                    f"the host class (register_oot); any other implementation rejects it", *finding.details))
+            yield finding
         if unpack is not None and callee.mode != CONSTRUCT:
             arity = return_arity(ctx.host.index, callee.sym, unpack)
             if arity is not None and arity != unpack:

@@ -21,10 +21,8 @@ import re
 import sqlite3
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import closing
 from functools import cached_property
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -32,6 +30,7 @@ from ..errors import note_context
 from ..sources.cache import Cache
 from ..sources.progress import ProgressFn, no_progress
 from ..sources.tree import SourceTree, decode_source, python_lines
+from ..workers import fork_pool
 from . import codec, parse
 from .codec import DecodeError
 from .parse import parse_module, summarize
@@ -510,7 +509,7 @@ def _compute(missing: list[str], jobs: dict[str, tuple[str, str, bool]], workers
     ordered = sorted(missing, key=lambda k: -_size(jobs[k][0]))
     chunks = [ordered[i::max(1, len(ordered) // _CHUNK)] for i in range(max(1, len(ordered) // _CHUNK))]
     fresh = {}
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
+    with fork_pool(workers) as pool:
         for chunk, results in zip(chunks, pool.map(_summarize_chunk, [[jobs[k] for k in c] for c in chunks]),
                                   strict=True):
             fresh.update(zip(chunk, results, strict=True))

@@ -29,9 +29,16 @@ from .summary import (
     Signature,
 )
 
+
 # group 2 is an annotation (`self.x: int = ...`); the expression is a lookahead so that the
 # scan goes on inside it and finds chained targets (`self.a = self.b = None`).
-_SELF_ASSIGN = re.compile(r"self\.([A-Za-z_]\w*)[ \t]*(:[^=\n]*)?=(?!=)(?=[ \t]*(.*))")
+# An annotation may spread over lines inside brackets (`self.x: dict[\n  K, V\n] = {}`), nested 3 deep.
+def _bracketed(depth: int) -> str:
+    inner = r"[^\[\]()]" if depth == 0 else rf"[^\[\]()]|{_bracketed(depth - 1)}"
+    return rf"\[(?:{inner})*\]|\((?:{inner})*\)"
+
+
+_SELF_ASSIGN = re.compile(rf"self\.([A-Za-z_]\w*)[ \t]*(:(?:[^=\n\[(]|{_bracketed(3)})*)?=(?!=)(?=[ \t]*(.*))")
 _SELF_TUPLE = re.compile(r"^[ \t]*\(?((?:self\.\w+[ \t]*,[ \t]*)+self\.\w+)[ \t]*\)?[ \t]*=(?!=)[ \t]*(.*)",
                          re.MULTILINE)
 _SELF_TUPLE_HINT = re.compile(r"self\.\w+[ \t]*,[ \t]*self\.")

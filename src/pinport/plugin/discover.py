@@ -1,6 +1,8 @@
 """Find the plugin's host surface by walking its parsed modules once: imports, patches, host reads.
 
 Recognised idioms: patch classes `class P(Helper[Target])` (helper names from the settings),
+out-of-tree replacements (`Host.register_oot(Plugin)`, `@Host.register_oot`, also through a plugin
+helper `def reg(base, cls): base.register_oot(cls)`),
 ordinary subclasses of host classes, `Target.attr = fn` (also through a module alias or a
 fully-qualified path, and wrapped in staticmethod/classmethod), `setattr(Target, "attr", fn)`,
 `_orig_x = Target.x` aliases in class bodies and at module level, and every host import,
@@ -17,10 +19,22 @@ from ..findings import Location
 from ..model.index import CodeIndex
 from ..model.parse import dotted, function_info, resolve_relative, signature_of
 from ..model.summary import BindingKind, FunctionInfo
-from .records import Guard, HostImport, HostUse, Patch, PatchKind, PatchTarget
+from .records import Guard, HostImport, HostUse, Patch, PatchKind, PatchTarget, Replacement
 
 _GUARD_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
 _WRAPPERS = ("staticmethod", "classmethod")
+_OOT = "register_oot"
+
+
+def oot_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] | None:
+    """For `def reg(base, cls): ... base.register_oot(cls)`: the positions of base and cls."""
+    params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+    for sub in ast.walk(node):
+        if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == _OOT
+                and isinstance(sub.func.value, ast.Name) and sub.args and isinstance(sub.args[0], ast.Name)
+                and sub.func.value.id in params and sub.args[0].id in params):
+            return params.index(sub.func.value.id), params.index(sub.args[0].id)
+    return None
 
 
 @dataclass
@@ -31,6 +45,7 @@ class PluginSurface:
     targets: list[PatchTarget] = field(default_factory=list)
     patches: list[Patch] = field(default_factory=list)
     uses: list[HostUse] = field(default_factory=list)
+    replacements: list[Replacement] = field(default_factory=list)
 
     def provided(self) -> set[str]:
         """Host paths the plugin itself creates (patch members, assignments): they exist once patched."""
@@ -91,6 +106,8 @@ class _Walker(ast.NodeVisitor):
         self.scopes: list[dict[str, str | None]] = []  # function scopes: name -> path (None = local value)
         self.guards: list[Guard] = []
         self.functions: dict[str, FunctionInfo] = {}  # plugin functions by qualified name
+        self.oot_helpers: dict[str, tuple[int, int]] = {}  # helper -> (host param, plugin param) positions
+        self.probe_guarded: set[str] = set()  # functions every call of which is under a host probe
 
     # -- helpers -------------------------------------------------------------------------------
     def loc(self, node: ast.AST) -> Location:
@@ -162,7 +179,12 @@ class _Walker(ast.NodeVisitor):
         for stmt in node.body:
             self.visit(stmt)
         self.guards.pop()
-        for part in (*node.handlers, *node.orelse, *node.finalbody):
+        # an `except ImportError:` handler is the fallback for another host version: guarded too
+        self.guards.append(Guard.TRY if caught & {"ImportError", "ModuleNotFoundError"} else Guard.NONE)
+        for handler in node.handlers:
+            self.visit(handler)
+        self.guards.pop()
+        for part in (*node.orelse, *node.finalbody):
             self.visit(part)
 
     visit_TryStar = visit_Try
@@ -187,6 +209,14 @@ class _Walker(ast.NodeVisitor):
 
     # -- definitions ---------------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        probed = node.name in self.probe_guarded
+        if probed:  # only ever called where the plugin probes the host (find_spec, hasattr, getattr)
+            self.guards.append(Guard.VERSION)
+        self._function(node)
+        if probed:
+            self.guards.pop()
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for dec in node.decorator_list:
             self.visit(dec)
         self._bind(node.name, None)  # type: ignore[arg-type]
@@ -217,6 +247,7 @@ class _Walker(ast.NodeVisitor):
             bases = [p for p in (self.host_path(b) for b in node.bases) if p]
         for dec in node.decorator_list:
             self.visit(dec)
+            self._oot_decorator(dec, qual, node)
         owners = [target] if target else bases
         for owner in owners:
             self.out.targets.append(PatchTarget(self.loc(node), qual, self.module, owner, is_patch, self.guard))
@@ -288,7 +319,46 @@ class _Walker(ast.NodeVisitor):
         self.out.patches.append(Patch(PatchKind.ASSIGNMENT, self.loc(node), owner, name, fn, self.module,
                                       wrapper=wrapper, guard=self.guard))
 
+    # -- out-of-tree replacements -----------------------------------------------------------------
+    def _oot_decorator(self, dec: ast.expr, qual: str, node: ast.ClassDef) -> None:
+        func = dec.func if isinstance(dec, ast.Call) else dec
+        if isinstance(func, ast.Attribute) and func.attr == _OOT:
+            host = self.host_path(func.value)
+            if host:
+                self.out.replacements.append(Replacement(self.loc(node), host, self.module, qual, _OOT))
+
+    def _oot_call(self, node: ast.Call) -> None:
+        """`Host.register_oot(Plugin)`, or `helper(Host, Plugin)` for a helper that does it."""
+        func = node.func
+        pair: tuple[ast.expr, ast.expr] | None = None
+        how = _OOT
+        if isinstance(func, ast.Attribute) and func.attr == _OOT and node.args:
+            pair = (func.value, node.args[0])
+        elif isinstance(func, ast.Name) and func.id in self.oot_helpers:
+            i, j = self.oot_helpers[func.id]
+            if len(node.args) > max(i, j):
+                pair, how = (node.args[i], node.args[j]), f"{_OOT} via {func.id}()"
+        if pair is None:
+            return
+        host = self.host_path(pair[0])
+        plugin = self.plugin_class(pair[1])
+        if host and plugin:
+            self.out.replacements.append(Replacement(self.loc(node), host, plugin[0], plugin[1], how))
+
+    def plugin_class(self, node: ast.expr) -> tuple[str, str] | None:
+        """(module, class) of a plugin class named in this module (defined or imported here)."""
+        if not isinstance(node, ast.Name):
+            return None
+        path = self.name_path(node.id)
+        if path is None:
+            return None
+        module, _, name = path.rpartition(".")
+        if self.names.is_host(path) or module not in self.names.index.modules:
+            return None
+        return module, name
+
     def visit_Call(self, node: ast.Call) -> None:
+        self._oot_call(node)
         if (dotted(node.func) == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant)
                 and isinstance(node.args[1].value, str)):
             owner = self.host_path(node.args[0])
@@ -307,6 +377,39 @@ class _Walker(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+_PROBES = ("find_spec", "hasattr", "getattr")
+
+
+def probe_guarded(tree: ast.Module) -> set[str]:
+    """Names of functions that the module calls (`f(...)`, `self.f(...)`) only inside the body of an
+    `if` whose test probes for a host feature (`find_spec(...)`, `hasattr(...)`, `getattr(..., None)`):
+    the plugin already handles the host versions that lack what the function uses."""
+    sites: dict[str, list[bool]] = {}
+
+    def walk(node: ast.AST, probed: bool) -> None:
+        if isinstance(node, ast.If):
+            test_probes = any(isinstance(n, ast.Call) and dotted(n.func).rpartition(".")[2] in _PROBES
+                              for n in ast.walk(node.test))
+            walk(node.test, probed)
+            for stmt in node.body:
+                walk(stmt, probed or test_probes)
+            for stmt in node.orelse:
+                walk(stmt, probed)
+            return
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else (
+                func.attr if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id in ("self", "cls") else "")
+            if name:
+                sites.setdefault(name, []).append(probed)
+        for child in ast.iter_child_nodes(node):
+            walk(child, probed)
+
+    walk(tree, False)
+    return {name for name, guarded in sites.items() if guarded and all(guarded)}
+
+
 def discover(index: CodeIndex, modules: list[str], settings: Settings) -> PluginSurface:
     """Walk each plugin module (in name order) and collect its host surface."""
     names = PluginNames(index, settings.host)
@@ -316,10 +419,15 @@ def discover(index: CodeIndex, modules: list[str], settings: Settings) -> Plugin
         if tree is None:
             continue
         walker = _Walker(module, index.paths[module], names, settings, out, index.lines(module))
+        walker.probe_guarded = probe_guarded(tree)
         # Module-level functions first, so `Target.x = fn` can find `fn` defined later in the file.
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 walker.functions[stmt.name] = function_info(stmt, walker.lines)
+                if _OOT in walker.lines[stmt.lineno - 1] or any(_OOT in line for line in walker.lines[
+                        stmt.lineno - 1:stmt.end_lineno or stmt.lineno]):
+                    if (positions := oot_helper(stmt)) is not None:
+                        walker.oot_helpers[stmt.name] = positions
         for stmt in tree.body:
             walker.visit(stmt)
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -173,3 +174,28 @@ def find_packages(index: CodeIndex, settings: Settings) -> PluginPackages:
         return PluginPackages(importing, f"the packages that import {settings.host}")
     raise ConfigError(f"{index.label}: several packages ({', '.join(tops)}) and none imports "
                       f"{settings.host}; set plugin-package in [tool.pinport]")
+
+
+_VERSION_SUFFIX = re.compile(r"^(?P<stem>.+?)_v(?P<tag>\d{2,6})$")
+
+
+def _compact(version: str) -> str:
+    """0.26.1 -> "0261", 0.28.0 -> "028": how plugins name a module kept for one host release."""
+    parts = [int(p) for p in re.findall(r"\d+", version)[:3]] + [0, 0]
+    major, minor, patch = parts[:3]
+    return f"{major}{minor:02d}{patch if patch else ''}"
+
+
+def version_specific_modules(modules: Iterable[str]) -> dict[str, str]:
+    """Modules kept for one host release each (`vendored_scheduler_v024`, `…_v0261`, …): module ->
+    its version tag. Only stems with at least two such siblings count (one suffix may mean anything)."""
+    by_stem: dict[str, list[tuple[str, str]]] = {}
+    for module in modules:
+        parent, _, leaf = module.rpartition(".")
+        if match := _VERSION_SUFFIX.match(leaf):
+            by_stem.setdefault(f"{parent}.{match['stem']}", []).append((module, match["tag"]))
+    return {module: tag for group in by_stem.values() if len(group) >= 2 for module, tag in group}
+
+
+def is_for_other_release(tag: str, version: str | None) -> bool:
+    return bool(version) and tag != _compact(version)  # type: ignore[arg-type]

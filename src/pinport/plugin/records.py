@@ -75,3 +75,18 @@ class HostUse:
     path: str  # full host dotted path read
     base: str  # the host path of the name it is read from
     guard: Guard
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """A plugin class installed in place of a host class: the host builds the plugin's class instead.
+
+    `how` names the mechanism: "register_oot" (CustomOp / PluggableLayer out-of-tree registration,
+    `Host.register_oot(Plugin)` or `@Host.register_oot`), possibly through a plugin helper function.
+    """
+
+    site: Location
+    host_class: str  # host dotted path of the replaced class
+    plugin_module: str
+    plugin_class: str  # qualified name in plugin_module
+    how: str
