@@ -146,6 +146,7 @@ def test_no_check_parses_or_reads_source():
 _ALLOWED_STATE = {
     ("pinport.sources.package_index", "pip_settings"),  # pip's configuration of this process
     ("pinport.gate.collect", "_errors"), ("pinport.gate.collect", "_collected"),  # a pytest plugin's session
+    ("pinport.model.codec", "_DECODERS"),  # one decoder per Python type of the cache format (code, not data)
 }
 
 
