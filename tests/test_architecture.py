@@ -3,7 +3,7 @@
 import pytest
 
 from harness import run_scan
-from pinport.findings import Severity, Status
+from pinport.findings import Finding, Kind, Severity, Status
 
 _ENGINE = """\
 {imports}
@@ -58,3 +58,225 @@ def test_mirror_reading_a_member_new_no_longer_sets(imports, bases):
     assert (finding.old.path, finding.old.line, finding.old.snippet) == ("host/engine.py", line,
                                                                          "self.scale = config.scale")
     assert finding.new is None
+
+
+# -- guard rails: the layout is the architecture -------------------------------------------------
+import ast  # noqa: E402
+import inspect  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pinport  # noqa: E402
+from pinport.checks import CHECKS, Check  # noqa: E402
+
+SRC = Path(pinport.__file__).parent
+CHECK_MODULES = {type(c).__module__.rpartition(".")[2] for c in CHECKS}
+
+
+def _modules() -> dict[str, ast.Module]:
+    """Every pinport module by dotted name, parsed."""
+    out = {}
+    for path in sorted(SRC.rglob("*.py")):
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = ast.parse(path.read_text(encoding="utf-8"))
+    return out
+
+
+def _imported(module: str, tree: ast.Module) -> set[str]:
+    """Absolute names of the modules (or module members) `module` imports."""
+    package = module if module in ("pinport", "pinport.checks") or module.endswith(".__init__") else \
+        module.rpartition(".")[0]
+    if (SRC.parent / module.replace(".", "/") / "__init__.py").is_file():
+        package = module
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            out.add(base)
+            out.update(f"{base}.{a.name}" for a in node.names)
+    return out
+
+
+def test_no_check_imports_another_check():
+    for name, tree in _modules().items():
+        if not name.startswith("pinport.checks.") or name.rpartition(".")[2] not in CHECK_MODULES:
+            continue
+        own = name.rpartition(".")[2]
+        bad = {i for i in _imported(name, tree) if i.startswith("pinport.checks.")
+               and i.split(".")[2] in CHECK_MODULES - {own}}
+        assert not bad, f"{name} imports another check: {sorted(bad)}"
+
+
+def test_no_module_imports_a_private_module_of_another_package():
+    for name, tree in _modules().items():
+        package = name if (SRC.parent / name.replace(".", "/") / "__init__.py").is_file() else name.rpartition(".")[0]
+        for imported in _imported(name, tree):
+            parts = imported.split(".")
+            if parts[0] != "pinport":
+                continue
+            for i, part in enumerate(parts[1:], 1):
+                if part.startswith("_") and not part.startswith("__"):
+                    owner = ".".join(parts[:i])
+                    assert owner == package, f"{name} imports {imported}, private to {owner}"
+                    break
+
+
+# What a check may not call: the parser, or anything that reads or searches source text.
+_READS_SOURCE = {"parsed", "source", "lines", "line_text", "read_text", "read_bytes", "grep", "parse", "walk_plugin"}
+
+
+def test_no_check_parses_or_reads_source():
+    for name, tree in _modules().items():
+        if not name.startswith("pinport.checks"):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                assert called not in _READS_SOURCE and called != "open", \
+                    f"{name}:{node.lineno} calls `{called}`: checks read facts (ctx.facts, the host views), not source"
+
+
+# Module-level state that is allowed, with why: not facts derived from analysed code.
+_ALLOWED_STATE = {
+    ("pinport.sources.package_index", "pip_settings"),  # pip's configuration of this process
+    ("pinport.gate.collect", "_errors"), ("pinport.gate.collect", "_collected"),  # a pytest plugin's session
+    ("pinport.model.codec", "_DECODERS"),  # one decoder per Python type of the cache format (code, not data)
+}
+
+
+def test_no_module_level_cache_of_derived_facts():
+    """No `global` rebinding, no weak-keyed tables, no memoising decorators, no module-level
+    container that functions fill: derived facts live on ScanFacts, HostView or CodeIndex."""
+    for name, tree in _modules().items():
+        containers = set()
+        for node in tree.body:
+            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+                node.target if isinstance(node, ast.AnnAssign) else None
+            value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+            if isinstance(target, ast.Name) and value is not None:
+                text = ast.unparse(value)
+                assert "WeakKeyDictionary" not in text and "WeakValueDictionary" not in text, \
+                    f"{name}.{target.id} is a weak-keyed cache"
+                if text in ("{}", "[]", "set()", "dict()", "list()", "[0]") and (name, target.id) not in _ALLOWED_STATE:
+                    containers.add(target.id)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for deco in node.decorator_list:
+                    text = ast.unparse(deco.func if isinstance(deco, ast.Call) else deco)
+                    if text.rpartition(".")[2] in ("cache", "lru_cache", "memoize", "cached"):
+                        assert (name, node.name) in _ALLOWED_STATE, f"{name}.{node.name} is memoised at module level"
+        for node in ast.walk(tree):
+            assert not isinstance(node, ast.Global), f"{name}:{node.lineno} rebinds module state (`global`)"
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and \
+                    isinstance(node.value, ast.Name) and node.value.id in containers:
+                raise AssertionError(f"{name}:{node.lineno} fills the module-level `{node.value.id}`")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    isinstance(node.func.value, ast.Name) and node.func.value.id in containers and \
+                    node.func.attr in ("setdefault", "update", "append", "add", "extend"):
+                raise AssertionError(f"{name}:{node.lineno} fills the module-level `{node.func.value.id}`")
+
+
+def test_registry_order_and_its_docstring_table_agree():
+    import pinport.checks as registry
+
+    rows = [line.split("|")[1:3] for line in registry.__doc__.splitlines() if line.startswith("| ")]
+    table = [(name.strip(), module.strip()) for name, module in rows[1:]]  # the header row first
+    assert table == [(c.name, f"{type(c).__module__.rpartition('.')[2]}.py") for c in CHECKS]
+
+
+def test_every_check_implements_the_protocol_including_cost():
+    assert {"name", "drift", "kinds", "description", "cost"} <= set(Check.__annotations__)
+    for check in CHECKS:
+        assert isinstance(check.cost, int | float) and check.cost > 0, check.name
+        assert check.name and check.description and all(k.check == check.name for k in check.kinds)
+        assert inspect.isgeneratorfunction(type(check).run), check.name
+
+
+_SEEN = Kind("PP9901", "Seen", "seen `{name}`", Severity.INFO, None, "crashes")
+
+
+class _CrashesOnASecondPatch:
+    """Yields a finding for the first patch, then raises while judging the next one."""
+
+    name = "crashes"
+    drift = ()
+    kinds = ()
+    description = "raises on its second patch"
+    cost = 1
+
+    def run(self, ctx):
+        for i, patch in enumerate(p for p in ctx.plugin.surface.patches if p.function is not None):
+            if i:
+                raise KeyError(patch.name)
+            yield Finding(_SEEN, {"name": patch.name}, patch.site, subject=patch.target)
+
+
+def test_a_crashing_check_keeps_its_findings_and_names_the_plugin_unit():
+    plugin = {"plug/patch.py": _MIRROR + "\n    def reset(self):\n        return None\n", **PATCHING}
+    old = _ENGINE.format(imports="import os", bases="") + "\n    def reset(self):\n        return 0\n"
+    result = run_scan({"host/engine.py": old}, {"host/engine.py": old}, plugin,
+                      checks=(_CrashesOnASecondPatch(),), strict=False)
+    kept = [f for f in result.findings if f.code != "PP0099"]
+    assert [(f.plugin.path, f.plugin.unit) for f in kept] == [("plug/patch.py", "EnginePatch.step")]
+    crash = next(f for f in result.findings if f.code == "PP0099")
+    assert crash.args == {"check": "crashes", "error": "KeyError: 'reset'"}
+    line = plugin["plug/patch.py"].splitlines().index("    def reset(self):") + 1
+    assert (crash.plugin.path, crash.plugin.line, crash.plugin.unit) == ("plug/patch.py", line, "EnginePatch.reset")
+    assert crash.level is Severity.WARNING
+
+
+def test_host_specifics_are_settings():
+    """The plugin-loader name and the env-flag module name come from the settings, not the checks."""
+    from pinport.checks.host_kinds import HostKindsCheck
+    from pinport.checks.load_timing import LoadTimingCheck
+
+    config = "class Config:\n    def __init__(self):\n        self.x = 1\n"
+    core = "from host.config import Config\n\n\ndef start():\n    cfg = Config()\n    boot_plugins()\n"
+    plugin = ("from plug.patching import ArcticPatch\nfrom host.config import Config\n\n\n"
+              "class ConfigPatch(ArcticPatch[Config]):\n    def __init__(self):\n        self.x = 2\n")
+    host = {"host/config.py": config, "host/core.py": core}
+    files = {"plug/patch.py": plugin, **PATCHING}
+    assert not run_scan(host, host, files, checks=(LoadTimingCheck(),)).findings
+    built = run_scan(host, host, files, checks=(LoadTimingCheck(),), plugin_loaders=("boot_plugins",))
+    assert [(f.code, f.level, f.status, f.args["built"], f.args["loaded"]) for f in built.findings] == [
+        ("PP1101", Severity.WARNING, Status.LATENT, "5", "6")]
+    assert [(s.path, s.line) for s in built.findings[0].sites] == [("host/core.py", 5), ("host/core.py", 6)]
+
+    flags = "def __getattr__(name):\n    return _TABLE[name]()\n\n\n_TABLE = {\n    'HOST_A': lambda: 1,\n}\n"
+    uses = "import host.flags as flags\n\nX = flags.HOST_GONE\n"
+    old, new = {"host/flags.py": flags.replace("'HOST_A'", "'HOST_GONE'")}, {"host/flags.py": flags}
+    gone = run_scan(old, new, {"plug/use.py": uses}, checks=(HostKindsCheck(),), env_module="flags")
+    assert [(f.code, f.subject) for f in gone.findings] == [("PP0612", "host.flags.HOST_GONE")]
+    assert not run_scan(old, new, {"plug/use.py": uses}, checks=(HostKindsCheck(),)).findings
+
+
+def test_shared_facts_are_computed_once_per_scan(monkeypatch):
+    """The plugin walk and the copies serve every check on both sides: one computation each."""
+    import pinport.facts as facts_mod
+    import pinport.scan as scan_mod
+
+    calls = {"walk": 0, "copies": 0}
+    walk, copies = facts_mod.walk_plugin, facts_mod.find_copies
+
+    def counted_walk(*args, **kwargs):
+        calls["walk"] += 1
+        return walk(*args, **kwargs)
+
+    def counted_copies(*args, **kwargs):
+        calls["copies"] += 1
+        return copies(*args, **kwargs)
+
+    monkeypatch.setattr(facts_mod, "walk_plugin", counted_walk)
+    monkeypatch.setattr(facts_mod, "find_copies", counted_copies)
+    monkeypatch.setattr(scan_mod, "can_fork", lambda: False)  # one process: every call is counted here
+    old = _ENGINE.format(imports="from abc import ABC", bases="(ABC)")
+    new = old.replace("        self.scale = config.scale\n", "")
+    result = run_scan({"host/engine.py": old}, {"host/engine.py": new}, {"plug/patch.py": _MIRROR, **PATCHING},
+                      names=("attributes", "undefined", "host-kinds", "bypass", "mirrors", "forks", "copied-lines"))
+    assert [f.code for f in result.findings] == ["PP1202"]
+    assert calls == {"walk": 1, "copies": 1}

@@ -35,10 +35,9 @@ def test_optional_parameter_nobody_passes_stays_a_warning():
 
 def test_forked_and_serial_runs_agree(monkeypatch):
     """Checks spread over two processes give the same findings, in the same order, as one process."""
-    import pinport.scan as scan_mod
 
     parallel = run_scan(OLD, HOST, PLUGIN)
-    monkeypatch.setattr(scan_mod.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
     serial = run_scan(OLD, HOST, PLUGIN)
     assert [f.as_dict() for f in parallel.findings] == [f.as_dict() for f in serial.findings]
     assert parallel.checks == serial.checks
@@ -57,7 +56,7 @@ def test_split_balances_cost_and_keeps_registry_order():
     assert abs(cost(here) - cost(there)) <= max(getattr(c, "cost", 1) for c in CHECKS)
 
 
-def _die() -> None:
+def _die(*_args: object) -> None:
     os._exit(1)
 
 

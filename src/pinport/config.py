@@ -274,6 +274,11 @@ class Settings:
     # (plugin path glob, codes) accepted
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = setting((), _per_file_ignores)
     patch_helpers: tuple[str, ...] = setting(("ArcticPatch",), strings(dotted_name))  # P(Helper[Target])
+    # host functions that load the plugins: the load-timing check looks for host code running before them
+    plugin_loaders: tuple[str, ...] = setting(("load_general_plugins",), strings(dotted_name))
+    env_module: str = setting("envs", dotted_name)  # the last name of the host's environment-flag modules
+    # how host expressions that build plain values (tensors), not host objects, start
+    plain_values: tuple[str, ...] = setting(("torch.",), strings(nonempty))
     # plugin entry-point groups besides <host>.general_plugins and <host>.platform_plugins
     entry_point_groups: tuple[str, ...] = setting((), strings(dotted_name))
     pin_sources: tuple[PinSource, ...] = setting((PinSource("requirement", extra="*"),), records(PinSource))

@@ -22,7 +22,7 @@ from .model.host import HostView
 from .model.index import IndexCache
 from .model.resolve import CLASS, EXTERNAL, Resolver, Symbol
 from .model.summary import ClassInfo
-from .model.units import Unit, UnitFacts, iter_units, unit_facts
+from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.callers import Failure, host_call_failures, replaced_units
 from .plugin.forks import Copies, find_copies
 from .plugin.model import PluginModel
@@ -75,9 +75,9 @@ class ScanFacts:
             return list(iter_units(tree)) if tree is not None else []
         return self.keep(("units", module), build)
 
-    def plugin_unit_facts(self, module: str, unit: Unit) -> UnitFacts:
+    def plugin_unit_walk(self, module: str, unit: Unit) -> UnitWalk:
         """One walk over a plugin unit: its calls, imports, assignments, guards."""
-        return unit_facts(self.plugin.index, module, unit)
+        return walk_unit(self.plugin.index, module, unit)
 
     def plugin_line_text(self, module: str, line: int) -> str:
         return self.plugin.index.line_text(module, line)

@@ -54,6 +54,11 @@ class Location:
     def __str__(self) -> str:
         return f"{self.path}:{self.line}"
 
+    def cited(self) -> str:
+        """`path:line (unit): snippet`, how a site reads in a finding's details."""
+        unit = f" ({self.unit})" if self.unit else ""
+        return f"{self.path}:{self.line}{unit}: {self.snippet}" if self.snippet else f"{self.path}:{self.line}{unit}"
+
 
 # Template arguments that name what a finding is about; the others (version labels, counts,
 # expressions) may differ between OLD and NEW or between runs and so stay out of its identity.
@@ -71,7 +76,8 @@ class Finding:
     new: Location | None = None
     subject: str = ""  # the host path the finding is about ("vllm.x.Cls.meth")
     suggestion: str = ""
-    details: tuple[str, ...] = ()  # extra evidence lines (call sites, diff hunks)
+    details: tuple[str, ...] = ()  # extra evidence lines for people (diff hunks, call sites as text)
+    sites: tuple[Location, ...] = ()  # host call sites (or construction sites) behind the finding, as data
     status: Status = Status.DRIFT
     severity: Severity | None = None  # overrides kind.severity when set
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
@@ -91,6 +97,11 @@ class Finding:
             return self.kind.template.format(**self.args)
         except (KeyError, IndexError):  # a template/args mismatch must not lose the finding
             return f"{self.kind.template} {self.args}"
+
+    def check_template(self) -> None:
+        """Raise if the kind's template names an argument the finding lacks (strict scans call this:
+        `message` itself falls back to the raw template so that a user's scan loses nothing)."""
+        self.kind.template.format(**self.args)
 
     @property
     def identity(self) -> str:
@@ -137,6 +148,7 @@ class Finding:
             "new": loc(self.new),
             "suggestion": self.suggestion,
             "details": list(self.details),
+            "sites": [loc(x) for x in self.sites],
             "fingerprint": self.fingerprint,
         }
 

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import sys
 import time
 import types
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_all_start_methods
 
 from .accept import accept_findings
 from .checks import Check, select_checks
@@ -27,7 +24,7 @@ from .plugin.model import PluginModel, load_plugin_model
 from .plugin.project import is_for_other_release, version_specific_modules
 from .sources.progress import ProgressFn, no_progress
 from .sources.tree import SourceTree
-from .workers import fork_pool
+from .workers import can_fork, run_beside
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +58,13 @@ def load_models(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: 
                 history: tuple[SourceTree, ...] = ()) -> Models:
     """Index the plugin, OLD and NEW; `history` (releases before OLD) is kept for the copies' origins."""
     plugin_index, old_index, new_index = load_indexes([plugin, old, new], cache, progress=progress)
-    return Models(load_plugin_model(plugin_index, settings), _view(old_index, settings),
-                  _view(new_index, settings), history, cache)
+    return Models(load_plugin_model(plugin_index, settings), host_view(old_index, settings),
+                  host_view(new_index, settings), history, cache)
 
 
-def _view(index: CodeIndex, settings: Settings) -> HostView:
-    return HostView(index, Resolver(index, settings.host))
+def host_view(index: CodeIndex, settings: Settings) -> HostView:
+    """The view of one indexed host version the checks read."""
+    return HostView(index, Resolver(index, settings.host), settings.env_module)
 
 
 @contextmanager
@@ -84,18 +82,51 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _run_checks(checks: Iterable[Check], ctx: ScanContext, strict: bool) -> dict[str, list[Finding]]:
-    """Each check's findings by check name; a crashing check becomes an internal-error finding."""
+    """Each check's findings by check name. A crashing check keeps what it yielded before the crash
+    and adds an internal-error finding naming the check, the plugin file and the unit it was on."""
     out: dict[str, list[Finding]] = {}
     for check in checks:
+        found = out[check.name] = []
         try:
-            out[check.name] = list(check.run(ctx))
+            for finding in check.run(ctx):
+                if strict:
+                    finding.check_template()
+                found.append(finding)
         except Exception as exc:  # one broken check must not end the scan (flake8's PluginExecutionFailed)
             if strict:
                 raise
             log.debug("check %s crashed", check.name, exc_info=True)
-            out[check.name] = [Finding(CHECK_CRASHED, {"check": check.name, "error": f"{type(exc).__name__}: {exc}"},
-                                       None, subject=check.name)]
+            found.append(Finding(CHECK_CRASHED, {"check": check.name, "error": f"{type(exc).__name__}: {exc}"},
+                                 _crash_site(exc, ctx), subject=check.name))
     return out
+
+
+def _crash_site(exc: BaseException, ctx: ScanContext) -> Location | None:
+    """The plugin place a check was judging when it raised: the innermost frame (below the scan's
+    own) holding a plugin location (a patch's or unit's `site`, a copy's span, a module and unit)."""
+    paths = ctx.plugin.index.paths
+    known = set(paths.values())
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        if frame.f_globals.get("__name__") == __name__:
+            continue
+        names = frame.f_locals
+        for value in names.values():
+            site = value if isinstance(value, Location) else getattr(value, "site", None)
+            if isinstance(site, Location) and site.path in known:
+                return site
+            span = getattr(value, "plugin", None)
+            if getattr(span, "path", None) in known and isinstance(getattr(value, "unit", None), str):
+                return Location(span.path, span.start, 0, value.unit)  # type: ignore[union-attr]
+        module, unit = names.get("module"), names.get("unit")
+        unit = getattr(unit, "qualname", unit)
+        if isinstance(module, str) and module in paths and isinstance(unit, str):
+            return Location(paths[module], 0, 0, unit)
+    return None
 
 
 def _both_sides(checks: Iterable[Check], sides: tuple[ScanContext, ScanContext],
@@ -103,11 +134,9 @@ def _both_sides(checks: Iterable[Check], sides: tuple[ScanContext, ScanContext],
     return _run_checks(checks, sides[0], strict), _run_checks(checks, sides[1], strict)
 
 
-_FORKED: tuple = ()  # what the forked worker runs: set just before the fork, read by _run_forked
-
-
-def _run_forked() -> tuple[dict[str, list[Finding]], dict[str, list[Finding]]]:
-    checks, sides, strict = _FORKED
+def _run_forked(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext],
+                strict: bool) -> tuple[dict[str, list[Finding]], dict[str, list[Finding]]]:
+    """The forked worker's share: its checks on both sides, then the summaries it built to the cache."""
     result = _both_sides(checks, sides, strict)
     for index in {id(ctx.host.index): ctx.host.index for ctx in sides}.values():
         index.flush()
@@ -132,24 +161,13 @@ def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext],
     The worker inherits the loaded models (copy-on-write), so nothing but findings crosses
     between the processes. Without fork (or one core, or one check) everything runs here.
     """
-    global _FORKED
-    if len(checks) < 2 or (os.cpu_count() or 1) < 2 or "fork" not in get_all_start_methods():
+    if len(checks) < 2 or not can_fork():
         return _both_sides(checks, sides, strict)
     here, there = _split(checks)
     for ctx in sides:
         ctx.host.index.load_text()  # once, before the fork, instead of once per process
-    _FORKED = (there, sides, strict)
-    try:
-        with fork_pool(1) as pool:  # the worker ends with this process (Ctrl-C, SIGTERM, death)
-            remote = pool.submit(_run_forked)
-            local = _both_sides(here, sides, strict)
-            try:
-                forked = remote.result()
-            except BrokenProcessPool:  # the worker died (killed, out of memory): do its share here
-                log.debug("check worker died; running its checks in this process")
-                forked = _both_sides(there, sides, strict)
-    finally:
-        _FORKED = ()
+    local, forked = run_beside(lambda: _run_forked(there, sides, strict), lambda: _both_sides(here, sides, strict),
+                               fallback=lambda: _both_sides(there, sides, strict))
     return tuple({c.name: {**local[i], **forked[i]}[c.name] for c in checks} for i in (0, 1))  # type: ignore[return-value]
 
 
@@ -170,9 +188,11 @@ def _fold(findings: list[Finding]) -> list[Finding]:
         if target is None:
             continue
         merged = out[target]
+        cited = {site.cited() for site in f.sites}  # the call-site lines among its details
         out[target] = replace(merged, severity=Severity.ERROR if merged.level is not Severity.ERROR else merged.severity,
                               details=(*merged.details, f"confirmed by {f.code}: {f.message}",
-                                       *(d for d in f.details if ".py:" in d.split(" ")[0])))
+                                       *(d for d in f.details if d in cited)),
+                              sites=(*merged.sites, *f.sites))
         dropped.add(i)
     return [f for i, f in enumerate(out) if i not in dropped]
 

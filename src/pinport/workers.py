@@ -4,22 +4,30 @@ A worker ignores SIGINT (the terminal sends it to the whole process group; the p
 and no worker prints a traceback), takes SIGTERM's default action, and asks the kernel to kill
 it when its parent dies (PR_SET_PDEATHSIG on Linux; elsewhere a thread watches the parent).
 When the parent stops early (an exception, Ctrl-C, SIGTERM), `fork_pool` kills its workers
-instead of waiting for them to finish work nobody will read.
+instead of waiting for them to finish work nobody will read. `run_beside` runs one share of work
+over loaded models in such a worker: forked, not spawned, so the worker gets the models and the
+function by inheritance (nothing pickled on the way in) and only the result crosses back.
 """
 
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
+from multiprocessing.connection import Connection
+from typing import TypeVar
 
+log = logging.getLogger(__name__)
 _PR_SET_PDEATHSIG = 1
+Here = TypeVar("Here")
+There = TypeVar("There")
 
 
 def _die_with(parent: int) -> None:
@@ -63,3 +71,55 @@ def _kill(pool: ProcessPoolExecutor) -> None:
             process.kill()
     for process in processes:
         process.join(timeout=2)
+
+
+def can_fork() -> bool:
+    """Whether a forked worker would help: two cores or more, and fork available."""
+    return (os.cpu_count() or 1) >= 2 and "fork" in get_all_start_methods()
+
+
+def _serve(conn: Connection, work: Callable[[], object], parent: int) -> None:
+    _die_with(parent)
+    try:
+        conn.send(("done", work()))
+    except Exception as exc:  # raised again in the parent
+        try:
+            conn.send(("raised", exc))
+        except Exception:  # an exception that does not pickle: its text
+            conn.send(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
+    finally:
+        conn.close()
+
+
+def run_beside(there: Callable[[], There], here: Callable[[], Here], *,
+               fallback: Callable[[], There] | None = None) -> tuple[Here, There]:
+    """(`here()`, `there()`), `there` in a forked worker while `here` runs in this process.
+
+    An exception in either is raised here. If the worker dies (killed, out of memory), its share
+    runs in this process after `here` (`fallback`, by default `there` itself): it is never lost.
+    """
+    fork = get_context("fork")
+    receiving, sending = fork.Pipe(duplex=False)
+    worker = fork.Process(target=_serve, args=(sending, there, os.getpid()), daemon=True)
+    worker.start()
+    sending.close()
+    try:
+        try:
+            mine = here()
+        except BaseException:  # an early exit (Ctrl-C, SIGTERM, an error): the worker's work is not read
+            worker.kill()
+            raise
+        try:
+            status, payload = receiving.recv()
+        except EOFError:
+            log.debug("forked worker died; running its share in this process")
+            status, payload = "done", (fallback or there)()
+        if status == "raised":
+            raise payload
+        return mine, payload
+    finally:
+        receiving.close()
+        worker.join(timeout=5)
+        if worker.is_alive():
+            worker.terminate()
+            worker.join()

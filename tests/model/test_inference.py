@@ -8,7 +8,7 @@ from harness import load_inline_resolver
 from pinport.model.binding import BOUND, CONSTRUCT
 from pinport.model.inference import annotation_arity, annotation_name, host_inference, return_arity
 from pinport.model.resolve import CLASS, METHOD
-from pinport.model.units import iter_units, unit_facts
+from pinport.model.units import iter_units, walk_unit
 
 
 @pytest.mark.parametrize(("text", "arity"), [
@@ -78,7 +78,7 @@ def test_inference_follows_annotations_constructors_and_attributes(tmp_path):
         """})
     tree = r.index.parsed("host.worker")
     unit = next(u for u in iter_units(tree) if u.qualname == "Worker.go")
-    facts = unit_facts(r.index, "host.worker", unit)
+    facts = walk_unit(r.index, "host.worker", unit)
     inf = host_inference(r, "host.worker", unit, facts)
     callees = [inf.callee(c.func) for c in facts.calls if isinstance(c.func, ast.Attribute)]
     assert [(c.sym.path, c.mode) for c in callees] == [("host.runner.Runner.step", BOUND)] * 5
@@ -95,7 +95,7 @@ def test_super_and_construct(tmp_path):
                 Base(2)
     """})
     unit = next(u for u in iter_units(r.index.parsed("host.m")) if u.qualname == "Sub.__init__")
-    facts = unit_facts(r.index, "host.m", unit)
+    facts = walk_unit(r.index, "host.m", unit)
     inf = host_inference(r, "host.m", unit, facts)
     first, second = (inf.callee(c.func) for c in facts.calls if c.func is not None and not (
         isinstance(c.func, ast.Name) and c.func.id == "super"))

@@ -5,16 +5,19 @@
 | imports      | imports.py               | #4, #5, #6    |
 | signatures   | override_signature.py    | #1, #2        |
 | aliases      | aliases.py               | aliases, patch targets |
-| forks        | forks.py                 | #8 forked files |
-| copied-lines | copied_lines.py          | #8 second sites |
-| mirrors      | mirrors.py               | #12           |
+| calls        | call_binding.py          | #3, #7        |
+| callers      | replaced_callers.py      | #1 host callers of replaced members |
 | attributes   | instance_attributes.py   | #9            |
 | bypass       | bypass.py                | #10           |
 | undefined    | undefined.py             | config-gated gaps, duplicate methods |
 | host-kinds   | host_kinds.py            | #6 kind changes, env flags, TypedDict keys |
-| calls        | call_binding.py          | #3, #7        |
-| callers      | replaced_callers.py      | #1 host callers of replaced members |
 | load-timing  | load_timing.py           | #11           |
+| forks        | forks.py                 | #8 forked files |
+| copied-lines | copied_lines.py          | #8 second sites |
+| mirrors      | mirrors.py               | #12           |
+
+The rows are in registry order (`CHECKS`), the order checks run and are listed in;
+tests/test_architecture.py keeps the two in step.
 """
 
 from __future__ import annotations

@@ -58,9 +58,15 @@ class ScanContext:
         there = self.other.location(other_sym or self.other.resolve(path))
         return self.sides(here, there)
 
+    def old_new(self, here: object, there: object) -> tuple:
+        """(OLD's, NEW's) of two things about the judged host (`here`) and the other one (`there`): the
+        one place that turns judged/other into OLD/NEW."""
+        return (there, here) if self.judging_new else (here, there)
+
     def sides(self, here: Location | None, there: Location | None) -> dict[str, Location | None]:
         """`old=`/`new=` keyword arguments for a Finding from evidence in the judged and the other host."""
-        return {"old": there, "new": here} if self.judging_new else {"old": here, "new": there}
+        old, new = self.old_new(here, there)
+        return {"old": old, "new": new}
 
     def plugin_site(self, module: str, unit: str, node: ast.AST) -> Location:
         """The plugin location of an AST node in `module`, inside plugin unit `unit`, with its line's text."""
@@ -135,6 +141,6 @@ class Check(Protocol):
     drift: tuple[int, ...]
     kinds: tuple[Kind, ...]
     description: str
-    # optional `cost`: relative run time (default 1), used to spread checks over the cores
+    cost: float  # relative run time (1 = typical), used to spread checks over the cores
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]: ...

@@ -109,7 +109,7 @@ class _Context:
             if owner is not None and owner.kind in (CLASS, MODULE) and patch.kind in (
                     PatchKind.MEMBER, PatchKind.ASSIGNMENT):
                 self.provided.add((owner.path, patch.name))
-        self.sites: dict[tuple[str, bool], tuple[str, ...]] = {}
+        self.sites: dict[tuple[str, bool], tuple[Location, ...]] = {}
         self.self_attrs: dict[tuple[str, str], dict[str, Typed | None]] = {}
         self.replacements: list[tuple[Symbol, str]] = []  # (replaced host class, plugin class path)
         for r in ctx.plugin.surface.replacements:
@@ -165,7 +165,7 @@ class CallsCheck:
     def _unit(self, shared: _Context, module: str, unit: Unit) -> Iterator[Finding]:
         ctx = shared.ctx
         plugin = ctx.plugin
-        facts = ctx.facts.plugin_unit_facts(module, unit)
+        facts = ctx.facts.plugin_unit_walk(module, unit)
         if not facts.calls:
             return
         local = {k: plugin.names.follow(v) for k, v in local_imports(
@@ -271,18 +271,19 @@ class CallsCheck:
         ctx = shared.ctx
         short = subject.rpartition(".")[2] if callee.mode != CONSTRUCT else callee.sym.path.rpartition(".")[2]
         details: list[str] = []
+        sites: tuple[Location, ...] = ()
         if changed:
-            here, there = f"{ctx.host.label}: {render_params(short, params)}", \
-                f"{ctx.other.label}: {render_params(short, other_params)}"
-            details.extend((there, here) if ctx.judging_new else (here, there))
+            details.extend(ctx.old_new(f"{ctx.host.label}: {render_params(short, params)}",
+                                       f"{ctx.other.label}: {render_params(short, other_params)}"))
             if ctx.judging_new:
-                details.extend(self._upstream_sites(shared, callee))
+                sites = self._upstream_sites(shared, callee)
+                details.extend(f"upstream calls it at {s.cited()}" for s in sites)
         evidence = _evidence(ctx, callee.sym, other_sym, params, other_params, short)
         return Finding(kind, {"callee": subject, "label": ctx.host.label, **args}, site, subject=subject,
-                       suggestion=suggestion, details=tuple(details), **evidence)
+                       suggestion=suggestion, details=tuple(details), sites=sites, **evidence)
 
     @staticmethod
-    def _upstream_sites(shared: _Context, callee: Callee) -> tuple[str, ...]:
+    def _upstream_sites(shared: _Context, callee: Callee) -> tuple[Location, ...]:
         """Where NEW itself calls the callee (at most a few), so the plugin can copy the new form."""
         sym = callee.sym
         if callee.mode == CONSTRUCT or sym.path.endswith(".__init__"):
@@ -304,9 +305,7 @@ class CallsCheck:
             new = shared.ctx.new
             candidates = modules_mentioning(new.index, text or f"{name}(", new.resolver.top)[:_SEARCHED]
             found = iter_call_sites(new.resolver, name, accept, text=text, modules=candidates, limit=_SITES)
-            shared.sites[key] = tuple(f"upstream calls it at {new.index.paths[s.module]}:{s.line} ({s.unit}): "
-                                      f"{new.line_text(s.module, s.line)[:100]}"
-                                      for s in found)
+            shared.sites[key] = tuple(new.site(s.module, s.line, s.unit) for s in found)
         return shared.sites[key]
 
 
@@ -417,5 +416,4 @@ def _evidence(ctx: ScanContext, sym: Symbol, other_sym: Symbol | None, params: t
                 return view.location(init, snippet=f"def __init__ of {render_params(short, p)}")
             return view.location(s, snippet=f"class {render_params(short, p)}")
         return view.location(s, snippet=f"def {render_params(short, p)}")
-    here, there = loc(ctx.host, sym, params), loc(ctx.other, other_sym, other_params)
-    return {"old": there, "new": here} if ctx.judging_new else {"old": here, "new": there}
+    return ctx.sides(loc(ctx.host, sym, params), loc(ctx.other, other_sym, other_params))

@@ -43,7 +43,7 @@ def _head(expr: str) -> str:
     return match.group(1) if match else expr.strip()
 
 
-def _assignments(view: HostView, sym: Symbol) -> tuple[list[str], Symbol | None]:
+def _assignments(view: HostView, sym: Symbol, plain: tuple[str, ...]) -> tuple[list[str], Symbol | None]:
     """The expressions the defining class assigns to `self.X`, and the class they produce (or None)."""
     owner = view.resolve(sym.owner) if sym.owner else None
     if owner is None or not isinstance(owner.obj, ClassInfo):
@@ -53,7 +53,7 @@ def _assignments(view: HostView, sym: Symbol) -> tuple[list[str], Symbol | None]
         head = _head(expr)
         if head.startswith("self."):
             typed = view.returned_class(view.member(owner, head[5:], instance=False))
-        elif head and head != "None" and not head.startswith("torch."):
+        elif head and head != "None" and not head.startswith(plain):
             typed = view.returned_class(view.resolver.resolve_in(owner.module, head))
         else:
             typed = None
@@ -141,8 +141,8 @@ class AttributesCheck:
 
     def _type_change(self, ctx: ScanContext, unit: HostMethod, attr: str, members: dict[str, ast.Attribute],
                      sym_here: Symbol, sym_there: Symbol) -> Finding | None:
-        exprs_here, type_here = _assignments(ctx.host, sym_here)
-        exprs_there, type_there = _assignments(ctx.other, sym_there)
+        exprs_here, type_here = _assignments(ctx.host, sym_here, ctx.settings.plain_values)
+        exprs_there, type_there = _assignments(ctx.other, sym_there, ctx.settings.plain_values)
         heads_here = {_head(e) for e in exprs_here} - {"None", ""}
         heads_there = {_head(e) for e in exprs_there} - {"None", ""}
         if not heads_here or not heads_there or heads_here == heads_there:
@@ -151,7 +151,7 @@ class AttributesCheck:
             return None  # another way to build the same class
         used = sorted(members)
         gone: list[str] = []
-        plain_tensor = any(_head(e).startswith("torch.") for e in exprs_here)
+        plain_tensor = any(_head(e).startswith(ctx.settings.plain_values) for e in exprs_here)
         if type_there is not None and (type_here is not None or plain_tensor):
             gone = [m for m in used if ctx.other.member(type_there, m) is not None
                     and (type_here is None or ctx.host.member(type_here, m) is None)]

@@ -1,9 +1,9 @@
 """Plugin-load timing (#11): patched classes the host builds before its plugins are loaded.
 
-A patch applies when the host loads its plugins (`load_general_plugins()` in vLLM). Methods
-are looked up on the class at call time, so an instance created before that still sees most
-patched members later; what it never sees are the patched members that run *while it is
-built*: `__new__`, `__init__`, `__post_init__`. Two host shapes create such instances:
+A patch applies when the host loads its plugins (the `plugin-loaders` setting:
+`load_general_plugins()` in vLLM). Methods are looked up on the class at call time, so an
+instance created before that still sees most patched members later; what it never sees are the
+patched members that run *while it is built*: `__new__`, `__init__`, `__post_init__`. Two host shapes create such instances:
 
 * a function that loads the plugins constructs the class before the load line
   (TargetBuiltBeforePluginLoad), and
@@ -22,11 +22,10 @@ from typing import NamedTuple
 
 from ..findings import Finding, Kind, Location, Severity
 from ..model.binding import CONSTRUCT, INIT_FAMILY
-from ..model.callsites import iter_call_sites, modules_mentioning, text_lines
+from ..model.callsites import iter_call_sites
 from ..model.inference import host_inference
 from ..model.resolve import CLASS, Symbol
 from ..model.summary import ClassInfo
-from ..model.units import call_name, spans
 from ..plugin.records import PatchKind
 from .base import ScanContext
 
@@ -40,7 +39,6 @@ CONSTRUCTION_LOADS = Kind("PP1102", "TargetConstructionLoadsPlugins", "construct
                           "{members} exist", Severity.WARNING, 11, NAME)
 
 KINDS = (BUILT_BEFORE_LOAD, CONSTRUCTION_LOADS)
-DEFAULT_LOADERS = ("load_general_plugins",)
 _SITES = 5
 
 
@@ -68,14 +66,14 @@ class LoadTimingCheck:
     kinds = KINDS
     description = "no patched class is built (by the host) before the plugins that patch it are loaded"
 
-    def __init__(self, loaders: Sequence[str] = DEFAULT_LOADERS) -> None:
-        self.loaders = tuple(loaders)  # names of the host functions that load plugins
+    def __init__(self, loaders: Sequence[str] = ()) -> None:
+        self.loaders = tuple(loaders)  # names of the host functions that load plugins; default: settings
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
         targets = _targets(ctx)
         if not targets:
             return
-        loaders = _loaders(ctx, self.loaders)
+        loaders = _loaders(ctx, self.loaders or ctx.settings.plugin_loaders)
         for loader in loaders:
             yield from self._built_before(ctx, loader, targets)
         for target in targets:
@@ -87,12 +85,11 @@ class LoadTimingCheck:
         unit = next((u for u in ctx.host.units(loader.module) if u.qualname == loader.qualname), None)
         if unit is None:
             return
-        facts = ctx.host.unit_facts(loader.module, unit)
+        facts = ctx.host.walk_unit(loader.module, unit)
         early = [c for c in facts.calls if c.lineno < loader.line]
         if not early:
             return
         inf = host_inference(resolver, loader.module, unit, facts)
-        path = ctx.host.index.paths[loader.module]
         reported: set[str] = set()
         for call in early:
             callee = inf.callee(call.func)
@@ -106,14 +103,15 @@ class LoadTimingCheck:
                 args = {"name": target.sym.path, "function": f"{loader.module}.{loader.qualname}",
                         "built": str(call.lineno), "loaded": str(loader.line), "label": ctx.host.label,
                         "members": _members(members)}
-                details = (f"{path}:{call.lineno} ({loader.qualname}): builds "
-                           f"`{callee.sym.path.rpartition('.')[2]}`: {_line(ctx, loader.module, call.lineno)}",
-                           f"{path}:{loader.line} ({loader.qualname}): loads the plugins: "
-                           f"{_line(ctx, loader.module, loader.line)}")
+                built = ctx.host.site(loader.module, call.lineno, loader.qualname)
+                loads = ctx.host.site(loader.module, loader.line, loader.qualname)
+                details = (f"{built.path}:{built.line} ({loader.qualname}): builds "
+                           f"`{callee.sym.path.rpartition('.')[2]}`: {built.snippet}",
+                           f"{loads.path}:{loads.line} ({loader.qualname}): loads the plugins: {loads.snippet}")
                 yield Finding(BUILT_BEFORE_LOAD, args, target.site, subject=target.sym.path,
                               suggestion="make the patched members work for instances built before the patch "
                                          "(or patch at import time of the class)",
-                              details=details, **_evidence(ctx, loader, call.lineno))
+                              details=details, sites=(built, loads), **_evidence(ctx, loader, call.lineno))
 
     # -- PP1102 ---------------------------------------------------------------------------------
     def _construction_loads(self, ctx: ScanContext, target: _Target, loaders: list[_Loader]) -> Iterator[Finding]:
@@ -127,19 +125,18 @@ class LoadTimingCheck:
             loader = by_member.get((member.owner, name))
             if loader is None:
                 continue
-            path = ctx.host.index.paths[loader.module]
-            details = [f"{path}:{loader.line} ({loader.qualname}): loads the plugins: "
-                       f"{_line(ctx, loader.module, loader.line)}",
+            loads = ctx.host.site(loader.module, loader.line, loader.qualname)
+            details = [f"{loads.path}:{loads.line} ({loader.qualname}): loads the plugins: {loads.snippet}",
                        f"the plugin patches {_members(target.members)} of `{target.sym.path}`: they do not run "
                        f"for an instance whose construction loads the plugins"]
-            if ctx.judging_new:
-                details.extend(_constructions(ctx, target.sym))
+            built = _constructions(ctx, target.sym) if ctx.judging_new else ()
+            details.extend(f"built at {s.cited()}" for s in built)
             args = {"name": target.sym.path, "function": f"{loader.module}.{loader.qualname}",
                     "label": ctx.host.label, "members": _members(target.members)}
             yield Finding(CONSTRUCTION_LOADS, args, target.site, subject=target.sym.path,
                           suggestion="make the plugin cope with the first instance (backfill what the patched "
                                      "construction members would have set) or apply the patch earlier",
-                          details=tuple(details), **_evidence(ctx, loader, loader.line))
+                          details=tuple(details), sites=(loads, *built), **_evidence(ctx, loader, loader.line))
             return
 
 
@@ -177,42 +174,25 @@ def _inherited(ctx: ScanContext, cls: Symbol, target: _Target) -> tuple[str, ...
 
 
 def _loaders(ctx: ScanContext, names: tuple[str, ...]) -> list[_Loader]:
-    """Every host unit that calls one of the loader functions (text prefilter, then the AST)."""
-    index = ctx.host.index
-    out: list[_Loader] = []
-    for name in names:
-        for module in modules_mentioning(index, f"{name}(", ctx.host.resolver.top):
-            where = [ln for ln in text_lines(index, module, f"{name}(")
-                     if not ctx.host.line_text(module, ln).startswith(f"def {name}(")]  # the loader's own def
-            for unit in ctx.host.units(module) if where else ():
-                if unit.node is None or unit.node.name in names or not any(spans(unit, ln) for ln in where):
-                    continue
-                facts = ctx.host.unit_facts(module, unit)
-                lines = [c.lineno for c in facts.calls if call_name(c) == name]
-                if lines:
-                    out.append(_Loader(module, unit.qualname, unit.cls, min(lines)))
+    """Every host unit that calls one of the loader functions (other than the loaders themselves)."""
+    out = [_Loader(module, unit.qualname, unit.cls, line) for name in names
+           for module, unit, line in ctx.host.units_calling(name) if unit.node is not None
+           and unit.node.name not in names]
     return sorted(set(out))
 
 
-def _constructions(ctx: ScanContext, cls: Symbol) -> list[str]:
+def _constructions(ctx: ScanContext, cls: Symbol) -> tuple[Location, ...]:
     """A few places in the host that construct the class (each may be the first instance)."""
-    index = ctx.host.index
     short = cls.path.rpartition(".")[2]
     sites = iter_call_sites(ctx.host.resolver, short, lambda c: c.mode == CONSTRUCT and c.sym.path == cls.path,
                             limit=_SITES)
-    return [f"built at {index.paths[s.module]}:{s.line} ({s.unit}): {_line(ctx, s.module, s.line)}" for s in sites]
+    return tuple(ctx.host.site(s.module, s.line, s.unit) for s in sites)
 
 
 def _members(names: Sequence[str]) -> str:
     return ", ".join(f"`{n}`" for n in names)
 
 
-def _line(ctx: ScanContext, module: str, line: int) -> str:
-    return ctx.host.line_text(module, line)[:100]
-
-
 def _evidence(ctx: ScanContext, loader: _Loader, line: int) -> dict[str, Location | None]:
     """The host place on the judged side; the other version's is looked up by the same function."""
-    here = Location(ctx.host.index.paths[loader.module], line, 0, f"{loader.module}.{loader.qualname}",
-                    _line(ctx, loader.module, line))
-    return {"old": None, "new": here} if ctx.judging_new else {"old": here, "new": None}
+    return ctx.sides(ctx.host.site(loader.module, line, f"{loader.module}.{loader.qualname}"), None)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding, Kind, Location, Severity
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Symbol
-from ..model.summary import FunctionInfo, Param, ParamKind
+from ..model.summary import FunctionInfo, Param, ParamKind, has_var_keyword, has_var_positional
 from ..plugin.records import Patch, PatchKind
 from .base import ScanContext
 
@@ -115,8 +115,8 @@ class SignaturesCheck:
         o_params = _bound(fn, plugin_as_method)
         o_by_name = {p.name: p for p in o_params}
         b_by_name = {p.name: p for p in b_params}
-        o_var_pos = any(p.kind is ParamKind.VAR_POSITIONAL for p in o_params)
-        o_var_kw = any(p.kind is ParamKind.VAR_KEYWORD for p in o_params)
+        o_var_pos = has_var_positional(o_params)
+        o_var_kw = has_var_keyword(o_params)
         label = ctx.host.label
         evidence = self._evidence(ctx, patch, base, other_base)
         base_path = base.path
@@ -162,8 +162,8 @@ class SignaturesCheck:
             default = f"={bp.default}" if bp.default is not None else ""
             yield finding(PARAM_MISSING, f"add `{bp.name}{default}` to the override and forward it to the original",
                           severity=None if bp.required else Severity.WARNING, param=bp.name)
-        b_var_pos = any(p.kind is ParamKind.VAR_POSITIONAL for p in b_params)
-        b_var_kw = any(p.kind is ParamKind.VAR_KEYWORD for p in b_params)
+        b_var_pos = has_var_positional(b_params)
+        b_var_kw = has_var_keyword(b_params)
         extra = [p for p in extra if not (b_var_kw and p.kind is not ParamKind.POSITIONAL_ONLY)
                  and not (b_var_pos and p.kind is not ParamKind.KEYWORD_ONLY)]  # the base's *args/**kwargs carry them
         abstract = any(d.rpartition(".")[2] == "abstractmethod" for d in base.obj.decorators)

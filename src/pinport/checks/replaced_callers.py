@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from ..findings import Finding, Kind, Location, Severity
 from ..model.binding import MISSING, TOO_MANY, TWICE, UNEXPECTED, render_params
 from ..model.callsites import CallSite
-from ..model.host import HostView
 from ..model.resolve import Symbol
 from ..model.summary import FunctionInfo, Param
 from ..plugin.callers import CALLED_DUNDERS
@@ -70,11 +69,8 @@ class ReplacedCallersCheck:
 
     def _finding(self, ctx: ScanContext, patch: Patch, base: Symbol, repl: tuple[Param, ...], kind: Kind,
                  kind_key: str, name: str, sites: list[tuple[CallSite, int, int]]) -> Finding:
-        index = ctx.host.index
-        details = []
-        for site, _, _ in sites[:_DETAILS]:
-            text = ctx.host.line_text(site.module, site.line)[:100]
-            details.append(f"{index.paths[site.module]}:{site.line} ({site.unit}): {text}")
+        where = tuple(ctx.host.site(site.module, site.line, site.unit) for site, _, _ in sites)
+        details = [loc.cited() for loc in where[:_DETAILS]]
         if len(sites) > _DETAILS:
             details.append(f"... and {len(sites) - _DETAILS} more call sites")
         assert isinstance(base.obj, FunctionInfo)
@@ -83,16 +79,11 @@ class ReplacedCallersCheck:
         args = {"name": name, "base": patch.target, "label": ctx.host.label, "count": str(len(sites)),
                 "given": str(max(s[1] for s in sites)), "accepted": str(sites[0][2])}
         return Finding(kind, args, patch.site, subject=patch.target,
-                       suggestion=_SUGGEST[kind_key].format(name=name), details=tuple(details),
+                       suggestion=_SUGGEST[kind_key].format(name=name), details=tuple(details), sites=where,
                        **_evidence(ctx, patch, base))
 
 
 def _evidence(ctx: ScanContext, patch: Patch, base: Symbol) -> dict[str, Location | None]:
     _, other = ctx.other.replaced_member(patch.owner, patch.name)
 
-    def loc(view: HostView, sym: Symbol | None) -> Location | None:
-        if sym is None or not isinstance(sym.obj, FunctionInfo):
-            return view.location(sym)
-        return view.location(sym, snippet=f"def {sym.obj.name}{sym.obj.signature.render()}")
-    here, there = loc(ctx.host, base), loc(ctx.other, other)
-    return {"old": there, "new": here} if ctx.judging_new else {"old": here, "new": there}
+    return ctx.sides(ctx.host.def_location(base), ctx.other.def_location(other))

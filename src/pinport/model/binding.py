@@ -13,7 +13,16 @@ from typing import NamedTuple
 
 from .index import CodeIndex
 from .resolve import EXTERNAL, FUNCTION, Resolver, Symbol
-from .summary import ClassAttr, ClassInfo, FunctionInfo, Param, ParamKind, Signature
+from .summary import (
+    ClassAttr,
+    ClassInfo,
+    FunctionInfo,
+    Param,
+    ParamKind,
+    Signature,
+    has_var_keyword,
+    has_var_positional,
+)
 from .units import source_lines
 
 MISSING, UNEXPECTED, TOO_MANY, TWICE = "missing", "unexpected", "too-many", "twice"
@@ -46,8 +55,8 @@ def has_unpacking(call: ast.Call) -> bool:
 def bind_counts(params: Sequence[Param], positional: int, keywords: Sequence[str]) -> list[BindProblem]:
     """Bind `positional` arguments and these keywords to `params` as Python would; what fails."""
     slots = [p for p in params if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
-    var_pos = any(p.kind is ParamKind.VAR_POSITIONAL for p in params)
-    var_kw = any(p.kind is ParamKind.VAR_KEYWORD for p in params)
+    var_pos = has_var_positional(params)
+    var_kw = has_var_keyword(params)
     bound = {p.name for p in slots[:positional]}
     problems: list[BindProblem] = []
     if positional > len(slots) and not var_pos:

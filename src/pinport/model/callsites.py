@@ -15,7 +15,7 @@ from .index import CodeIndex
 from .inference import host_inference
 from .resolve import Resolver
 from .summary import Param
-from .units import call_name, iter_units, spans, unit_facts
+from .units import call_name, iter_units, spans, walk_unit
 
 
 def modules_mentioning(index: CodeIndex, text: str, top: str = "") -> tuple[str, ...]:
@@ -107,7 +107,7 @@ def iter_call_sites(resolver: Resolver, name: str, accept: Callable[[Callee], bo
         for unit in iter_units(tree):
             if not any(spans(unit, line) for line in wanted):
                 continue
-            facts = unit_facts(resolver.index, module, unit)
+            facts = walk_unit(resolver.index, module, unit)
             calls = [c for c in facts.calls if call_name(c) == name]
             if not calls:
                 continue

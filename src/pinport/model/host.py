@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..findings import Location
+from .callsites import modules_mentioning, text_lines
 from .index import CodeIndex
 from .inference import function_node
 from .resolve import (
@@ -28,7 +29,7 @@ from .resolve import (
     own_member,
 )
 from .summary import ClassInfo, FunctionInfo
-from .units import Unit, UnitFacts, iter_units, unit_facts
+from .units import Unit, UnitWalk, call_name, iter_units, spans, walk_unit
 
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
 _SETATTR = re.compile(r"setattr\(\s*self\s*,\s*([A-Za-z_]\w*)\s*,")
@@ -259,12 +260,29 @@ class HostView:
             return list(iter_units(tree)) if tree is not None else []
         return self.memo(("units", module), build)
 
-    def unit_facts(self, module: str, unit: Unit) -> UnitFacts:
+    def walk_unit(self, module: str, unit: Unit) -> UnitWalk:
         """One walk over a unit: its calls, imports, assignments, guards (kept on the index)."""
-        return unit_facts(self.index, module, unit)
+        return walk_unit(self.index, module, unit)
 
     def function_node(self, sym: Symbol) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The parsed `def` of a host function or method symbol."""
         if not sym.module or not isinstance(sym.obj, FunctionInfo):
             return None
         return function_node(self.index, sym.module, sym.obj.line)
+
+    def units_calling(self, name: str) -> list[tuple[str, Unit, int]]:
+        """(module, function unit, line of its first call) for every host function calling `name(...)`:
+        a text prefilter, then the parsed units of the few modules that mention it (its own `def` aside)."""
+        def build() -> list[tuple[str, Unit, int]]:
+            out = []
+            for module in modules_mentioning(self.index, f"{name}(", self.resolver.top):
+                where = [ln for ln in text_lines(self.index, module, f"{name}(")
+                         if not self.line_text(module, ln).startswith(f"def {name}(")]
+                for unit in self.units(module) if where else ():
+                    if unit.node is None or not any(spans(unit, ln) for ln in where):
+                        continue
+                    lines = [c.lineno for c in self.walk_unit(module, unit).calls if call_name(c) == name]
+                    if lines:
+                        out.append((module, unit, min(lines)))
+            return out
+        return self.memo(("calling", name), build)

@@ -17,7 +17,7 @@ from .binding import BOUND, CALL, CONSTRUCT, DATACLASS_DECORATORS, UNBOUND, Call
 from .index import CodeIndex
 from .resolve import CLASS, EXTERNAL, FUNCTION, INSTANCE_ATTR, METHOD, MODULE, Resolver, Symbol
 from .summary import ClassAttr, ClassInfo, FunctionInfo, InstanceAttr
-from .units import Unit, UnitFacts, decorator_name, local_imports, source_lines
+from .units import Unit, UnitWalk, decorator_name, local_imports, source_lines
 
 _NON_TUPLE = {"int", "float", "bool", "None", "torch.Tensor", "Tensor", "np.ndarray", "numpy.ndarray",
               "npt.NDArray", "NDArray", "torch.device", "torch.dtype", "dict", "Dict"}
@@ -307,7 +307,7 @@ class Inference:
         return None
 
     # -- locals ---------------------------------------------------------------------------------
-    def bind_locals(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, facts: UnitFacts,
+    def bind_locals(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, facts: UnitWalk,
                     self_type: Typed | None) -> None:
         """Fill `env` from one def: `self`/`cls`, annotated parameters, then agreeing assignments."""
         args = [*fn.args.posonlyargs, *fn.args.args]
@@ -344,7 +344,7 @@ def _is_super(node: ast.AST) -> bool:
         and not node.args
 
 
-def host_inference(resolver: Resolver, module: str, unit: Unit, facts: UnitFacts) -> Inference:
+def host_inference(resolver: Resolver, module: str, unit: Unit, facts: UnitWalk) -> Inference:
     """An Inference for one host unit: its module namespace, local imports, `self` and `super()`."""
     index = resolver.index
     local = local_imports(facts, module, index.is_package(module))

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import ast
 
+from .parse import dotted
+
 
 def chain(node: ast.AST | None) -> str:
-    """`a.b.c` for a pure Name/Attribute chain, else ''."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+    """`a.b.c` for a pure Name/Attribute chain, else '' (`parse.dotted` without its subscript and
+    call bases: `x[0]` and `f()` name nothing here)."""
+    return "" if isinstance(node, ast.Subscript | ast.Call) else dotted(node)
 
 
 def children(node: ast.AST) -> list[ast.AST]:

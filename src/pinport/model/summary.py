@@ -69,11 +69,16 @@ class Signature(NamedTuple):
                 return p
         return None
 
-    def has_var_positional(self) -> bool:
-        return any(p.kind is ParamKind.VAR_POSITIONAL for p in self.params)
 
-    def has_var_keyword(self) -> bool:
-        return any(p.kind is ParamKind.VAR_KEYWORD for p in self.params)
+
+def has_var_positional(params: tuple[Param, ...]) -> bool:
+    """Whether a parameter list takes `*args`."""
+    return any(p.kind is ParamKind.VAR_POSITIONAL for p in params)
+
+
+def has_var_keyword(params: tuple[Param, ...]) -> bool:
+    """Whether a parameter list takes `**kwargs`."""
+    return any(p.kind is ParamKind.VAR_KEYWORD for p in params)
 
 
 class FunctionInfo(NamedTuple):

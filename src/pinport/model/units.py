@@ -1,6 +1,6 @@
 """Units of host code, statically: the functions, methods and loose statements calls live in.
 
-`unit_facts` walks a unit once for its calls, local imports, assignments and guards. Everything
+`walk_unit` walks a unit once for its calls, local imports, assignments and guards. Everything
 here reads the parsed trees an index hands out (`CodeIndex.parsed`) and memoises per index, so
 two checks asking about the same file pay once.
 """
@@ -79,7 +79,7 @@ def spans(unit: Unit, line: int) -> bool:
 
 # -- one walk over a unit -----------------------------------------------------------------------
 
-class UnitFacts(NamedTuple):
+class UnitWalk(NamedTuple):
     """What one walk over a unit finds: calls, local imports, assignments, shadowed names, unpackings."""
 
     calls: tuple[ast.Call, ...]  # in source order
@@ -94,13 +94,13 @@ class UnitFacts(NamedTuple):
         return next((why for first, last, why in self.guarded if first <= line <= last), "")
 
 
-def unit_facts(index: CodeIndex, module: str, unit: Unit) -> UnitFacts:
+def walk_unit(index: CodeIndex, module: str, unit: Unit) -> UnitWalk:
     """One walk over a unit (kept on the index): everything inference and call checks need."""
     key = ("unit", module, unit.qualname, getattr(unit.body[0], "lineno", 0) if unit.body else 0)
     return index.memo(key, lambda: _walk_unit(unit))
 
 
-def _walk_unit(unit: Unit) -> UnitFacts:
+def _walk_unit(unit: Unit) -> UnitWalk:
     calls: list[ast.Call] = []
     imports: list[ast.Import | ast.ImportFrom] = []
     assigned: list[tuple[int, int, str, ast.AST | None, ast.AST | None]] = []
@@ -141,7 +141,7 @@ def _walk_unit(unit: Unit) -> UnitFacts:
     calls.sort(key=lambda c: (c.lineno, c.col_offset))
     imports.sort(key=lambda i: i.lineno)
     assigned.sort(key=lambda a: (a[0], a[1]))
-    return UnitFacts(tuple(calls), tuple(imports), tuple(assigned), frozenset(shadowed), unpacked,
+    return UnitWalk(tuple(calls), tuple(imports), tuple(assigned), frozenset(shadowed), unpacked,
                      tuple(sorted(guarded)))
 
 
@@ -159,7 +159,7 @@ def _catches_type_error(handler: ast.ExceptHandler) -> bool:
     return any(k is None or decorator_name(k) in ("TypeError", "Exception", "BaseException") for k in kinds)
 
 
-def local_imports(facts: UnitFacts, module: str, is_package: bool) -> dict[str, str]:
+def local_imports(facts: UnitWalk, module: str, is_package: bool) -> dict[str, str]:
     """Name -> absolute dotted path for every import inside a function body."""
     out: dict[str, str] = {}
     for n in facts.imports:

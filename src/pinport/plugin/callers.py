@@ -15,7 +15,7 @@ from ..model.binding import CONSTRUCT, UNBOUND, Callee, bind_call
 from ..model.callsites import CallSite, failing_call_lines, iter_call_sites, modules_mentioning
 from ..model.host import HostView
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
-from ..model.summary import FunctionInfo, Param, ParamKind
+from ..model.summary import FunctionInfo, Param, ParamKind, has_var_keyword, has_var_positional
 from .records import Patch, PatchKind
 
 CALLED_DUNDERS = ("__init__", "__new__")  # dunders whose callers are ordinary calls: Cls(...)
@@ -35,13 +35,13 @@ def replacement_params(patch: Patch, owner: Symbol) -> tuple[Param, ...] | None:
 
 def is_narrower(base: tuple[Param, ...], repl: tuple[Param, ...]) -> bool:
     """Whether some call the base accepts can fail on the replacement (the only ones worth searching)."""
-    r_var_pos = any(p.kind is ParamKind.VAR_POSITIONAL for p in repl)
-    r_var_kw = any(p.kind is ParamKind.VAR_KEYWORD for p in repl)
+    r_var_pos = has_var_positional(repl)
+    r_var_kw = has_var_keyword(repl)
     if r_var_pos and r_var_kw:
         return False
-    if any(p.kind is ParamKind.VAR_POSITIONAL for p in base) and not r_var_pos:
+    if has_var_positional(base) and not r_var_pos:
         return True
-    if any(p.kind is ParamKind.VAR_KEYWORD for p in base) and not r_var_kw:
+    if has_var_keyword(base) and not r_var_kw:
         return True
     by_name = {p.name: p for p in repl if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)}
     for p in base:

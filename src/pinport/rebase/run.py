@@ -18,14 +18,12 @@ from ..edits import Edit
 from ..errors import ConfigError, PinportError, SourceNotFound
 from ..findings import Finding, ScanResult
 from ..ledger.git import GitRepo
-from ..model.host import HostView
 from ..model.index import IndexCache, load_index, load_indexes
-from ..model.resolve import Resolver
 from ..pins import read_pin
 from ..plugin.model import load_plugin_model
 from ..port.plan import PortItem, file_proposals
 from ..port.run import verified_merges
-from ..scan import Models, scan_models
+from ..scan import Models, host_view, scan_models
 from ..sources import (
     Cache,
     SourceTree,
@@ -268,8 +266,8 @@ def run_rebase(options: RebaseOptions, progress: ProgressFn = no_progress) -> Re
     metadata = host_metadata(new_tree)
     plugin_index, old_index, new_index = load_indexes([base_tree, old_tree, new_tree], index_cache,
                                                       progress=progress)
-    models = Models(load_plugin_model(plugin_index, settings), HostView(old_index, Resolver(old_index, settings.host)),
-                    HostView(new_index, Resolver(new_index, settings.host)))
+    models = Models(load_plugin_model(plugin_index, settings), host_view(old_index, settings),
+                    host_view(new_index, settings))
     result = scan_models(models, settings)
     pins = plan_pins(settings, list(snapshot.files), snapshot.read, old=old, new=new,
                      host_label=new_index.label, metadata=metadata)

@@ -9,13 +9,9 @@ release where it holds; stops are proposed where new breaks cluster ("smallest d
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from multiprocessing import get_all_start_methods, get_context
 
 from packaging.version import InvalidVersion, Version
 
@@ -23,10 +19,10 @@ from ..errors import PinportError
 from ..findings import Finding, Severity, Status
 from ..model.host import HostView
 from ..model.index import IndexCache, load_indexes
-from ..model.resolve import Resolver
-from ..scan import judge_one_side
+from ..scan import host_view, judge_one_side
 from ..sources import Cache, SourceTree, list_versions, load_host
 from ..sources.progress import ProgressFn, no_progress
+from ..workers import can_fork, run_beside
 
 
 @dataclass(frozen=True)
@@ -82,35 +78,21 @@ def propose(steps: Sequence[Step], new: str, most: int = 3) -> list[str]:
     return heavy + [new]
 
 
-_FORKED: tuple = ()
-
-
-def _judge(versions: Sequence[str]) -> list[tuple[str, list[Finding]]]:
-    plugin, views, old, settings = _FORKED
+def _judge(versions: Sequence[str], args: tuple) -> list[tuple[str, list[Finding]]]:
+    plugin, views, old, settings = args
     return [(v, judge_one_side(plugin, views[v], old, settings)) for v in versions]
 
 
 def _judge_all(versions: list[str], views: dict[str, HostView], args: tuple) -> dict[str, list[Finding]]:
     """Judge each release; with two cores, the later half in a forked worker."""
-    global _FORKED
-    _FORKED = args
-    try:
-        if len(versions) < 2 or (os.cpu_count() or 1) < 2 or "fork" not in get_all_start_methods():
-            return dict(_judge(versions))
-        half = (len(versions) + 1) // 2
-        here, there = versions[:half], versions[half:]
-        for v in versions:
-            views[v].index.load_text()
-        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
-            remote = pool.submit(_judge, there)
-            local = _judge(here)
-            try:
-                forked = remote.result()
-            except BrokenProcessPool:
-                forked = _judge(there)
-        return dict(local + forked)
-    finally:
-        _FORKED = ()
+    if len(versions) < 2 or not can_fork():
+        return dict(_judge(versions, args))
+    half = (len(versions) + 1) // 2
+    here, there = versions[:half], versions[half:]
+    for v in versions:
+        views[v].index.load_text()
+    local, forked = run_beside(lambda: _judge(there, args), lambda: _judge(here, args))
+    return dict(local + forked)
 
 
 def find_stops(rebase, cache: Cache, index_cache: IndexCache, progress: ProgressFn) -> Stops | None:
@@ -142,7 +124,7 @@ def judge_releases(rebase, trees: Sequence[SourceTree], index_cache: IndexCache 
         for source in previous:
             index.share_parsed(source)
         previous = [index, models.new.index]
-        views[str(tree.version)] = HostView(index, Resolver(index, settings.host))
+        views[str(tree.version)] = host_view(index, settings)
     judged = _judge_all(list(views), views, (models.plugin, views, models.old, settings))
     for index in indexes:
         index.flush()
