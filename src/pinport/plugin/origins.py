@@ -12,7 +12,6 @@ costs well under a second with a warm index cache.
 from __future__ import annotations
 
 import difflib
-import weakref
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -153,21 +152,19 @@ def find_origin(copy: Copy, releases: Sequence[CodeIndex], old: CodeIndex) -> Or
                   round(scores[copy.base] - bonus, 3), first[2], text, tuple(changed_in), missed)
 
 
-_MEMO: weakref.WeakKeyDictionary[CodeIndex, dict[tuple, dict[tuple[str, int], Origin]]] = weakref.WeakKeyDictionary()
-
-
 def copy_origins(copies: Sequence[Copy], plugin: CodeIndex, old: CodeIndex, history: Sequence[SourceTree],
                  cache: IndexCache | None) -> dict[tuple[str, int], Origin]:
     """(plugin path, first line) of each copy -> its origin; memoised per plugin index and inputs."""
-    key = (id(old), tuple(t.label for t in history), tuple((c.plugin.path, c.plugin.start) for c in copies))
-    memo = _MEMO.setdefault(plugin, {})
-    if key in memo:
-        return memo[key]
-    releases = history_indexes(copies, history, cache)
-    out = {}
-    for copy in copies:
-        origin = find_origin(copy, releases, old)
-        if origin is not None:
-            out[(copy.plugin.path, copy.plugin.start)] = origin
-    memo[key] = out
-    return out
+    key = ("origins", id(old), tuple(t.label for t in history),
+           tuple((c.plugin.path, c.plugin.start) for c in copies))
+
+    def build() -> dict[tuple[str, int], Origin]:
+        releases = history_indexes(copies, history, cache)
+        out = {}
+        for copy in copies:
+            origin = find_origin(copy, releases, old)
+            if origin is not None:
+                out[(copy.plugin.path, copy.plugin.start)] = origin
+        return out
+
+    return plugin.memo(key, build)
