@@ -146,8 +146,10 @@ def test_report_formats_carry_steps_and_confirmed_findings(plugin_tree, host_tre
     assert "| import | **FAIL** |" in render_gate(result, "markdown")
 
 
-def test_env_is_reused_and_a_half_built_one_rebuilt(host_envs):
+def test_env_is_reused_and_a_half_built_one_rebuilt(host_envs, wheelhouse, monkeypatch):
     envs, cache = host_envs
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # the rebuild installs from the test's own wheels
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheelhouse))
     env = envs["1.0"]
     again = make_env("tinyhost", "1.0", cache=cache)
     assert again.python == env.python and not again.built
