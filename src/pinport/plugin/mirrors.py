@@ -18,7 +18,7 @@ from functools import cached_property
 from ..findings import Location
 from ..model.index import CodeIndex
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
-from ..model.summary import BindingKind, ClassInfo, FunctionInfo
+from ..model.summary import BindingKind, ClassInfo, FunctionInfo, ModuleSummary
 from .model import PluginModel
 from .records import Patch, PatchKind
 from .similarity import block_ratio, line_delta, line_tokens, normalise
@@ -282,17 +282,21 @@ def new_counterpart(mirror: Mirror, new: CodeIndex, resolver: Resolver) -> Span 
     summary = new.modules.get(mirror.upstream.module)
     if summary is None:
         return None
-    head, _, name = mirror.upstream.qualname.rpartition(".")
-    if not head:
-        fn = summary.functions.get(name)
-    else:
-        cls = None
-        for part in head.split("."):
-            cls = (summary.classes if cls is None else cls.classes).get(part)
-            if cls is None:
-                return None
-        fn = cls.methods.get(name) if cls is not None else None
+    fn = function_by_qualname(summary, mirror.upstream.qualname)
     return function_span(new, mirror.upstream.module, fn, mirror.upstream.qualname) if fn else None
+
+
+def function_by_qualname(summary: ModuleSummary, qualname: str) -> FunctionInfo | None:
+    """The module-level function or (nested) class method `qualname` names in one module summary."""
+    head, _, name = qualname.rpartition(".")
+    if not head:
+        return summary.functions.get(name)
+    cls = None
+    for part in head.split("."):
+        cls = (summary.classes if cls is None else cls.classes).get(part)
+        if cls is None:
+            return None
+    return cls.methods.get(name)
 
 
 # -- copies of upstream code and their upstream change ---------------------------------------------

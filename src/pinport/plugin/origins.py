@@ -17,9 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..model.index import CodeIndex, IndexCache, load_indexes
-from ..model.summary import FunctionInfo
 from ..sources.tree import SourceTree
-from .mirrors import Copy, Span, UpstreamChange, function_span, span_text, upstream_change
+from .mirrors import (
+    Copy,
+    Span,
+    UpstreamChange,
+    function_by_qualname,
+    function_span,
+    span_text,
+    upstream_change,
+)
 from .similarity import block_ratio, line_tokens
 
 
@@ -61,17 +68,7 @@ def _counterpart(index: CodeIndex, copy: Copy) -> Span | None:
     if copy.kind == "fork":
         lines = index.lines(module)
         return Span(module, index.paths[module], 1, max(1, len(lines)), module)
-    head, _, name = copy.old.qualname.rpartition(".")
-    fn: FunctionInfo | None
-    if not head:
-        fn = summary.functions.get(name)
-    else:
-        cls = None
-        for part in head.split("."):
-            cls = (summary.classes if cls is None else cls.classes).get(part)
-            if cls is None:
-                return None
-        fn = cls.methods.get(name)
+    fn = function_by_qualname(summary, copy.old.qualname)
     return function_span(index, module, fn, copy.old.qualname) if fn is not None else None
 
 
