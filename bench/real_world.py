@@ -15,7 +15,11 @@ between the two releases:
 - after-pin = error/warning findings on AFTER scanned against its own pin (a false-positive proxy)
 
 Releases mix rebases with feature work, so precision is a lower bound: a unit that was flagged
-but left alone may still be broken (latent findings especially).
+but left alone may still be broken (latent findings especially). Both are also given per check.
+
+Precision proper comes from the hand-verified answer files of tests/real/answers/moves/: each
+labels every error and warning of one real move true or false (read in the vLLM sources); the
+job is scanned as `pinport scan` runs it and each check's true/labelled count is printed.
 """
 
 from __future__ import annotations
@@ -35,8 +39,10 @@ from pinport.findings import Severity
 from pinport.model.index import IndexCache
 from pinport.scan import load_models, scan_models
 from pinport.sources import Cache, SourceTree, fetch_release
+from pinport.sources.registry import cached_releases
 
 OTHER_PLUGINS = Path(__file__).resolve().parent.parent / "tests" / "real" / "plugins.toml"
+MOVES = Path(__file__).resolve().parent.parent / "tests" / "real" / "answers" / "moves"
 PAIRS = [  # arctic-inference: (before, after, before's pin, after's pin)
     ("0.0.4", "0.0.6", "0.8.1", "0.8.4"),
     ("0.0.7", "0.0.8", "0.8.4", "0.9.0.1"),
@@ -77,17 +83,64 @@ def unit_hashes(tree: SourceTree, package: str) -> dict[tuple[str, str], str]:
     return out
 
 
+def per_check_units(findings, changed: set) -> dict[str, dict[str, object]]:
+    """Recall and precision of each check alone against the units the maintainers changed."""
+    out: dict[str, dict[str, object]] = {}
+    for check in sorted({f.kind.check for f in findings}):
+        flagged = {(f.plugin.path, f.plugin.unit) for f in findings if f.kind.check == check}
+        hit = flagged & changed
+        out[check] = {"flagged": len(flagged), "hit": len(hit),
+                      "recall": round(len(hit) / len(changed), 3) if changed else None,
+                      "precision": round(len(hit) / len(flagged), 3) if flagged else None}
+    return out
+
+
+def answered_precision(answer_file: Path, cache: Cache, index_cache: IndexCache, checks: tuple[str, ...]) -> dict:
+    """Score one answered move: per check and severity, how many errors/warnings are labelled true."""
+    answers = tomllib.loads(answer_file.read_text(encoding="utf-8"))
+    labels = {entry["fingerprint"]: entry["verdict"] for entry in answers["finding"]}
+    plugin = fetch_release(answers["plugin"], answers["version"], cache=cache, prefer="sdist")
+    settings = load_settings(plugin.project_root or plugin.root)
+    trees = [fetch_release(settings.host_dist, v, cache=cache, prefer="wheel", packages=(settings.host,))
+             for v in (answers["old"], answers["new"])]
+    history = tuple(cached_releases(settings.host_dist, cache=cache, below=answers["old"],
+                                    packages=(settings.host,)))
+    models = load_models(plugin, *trees, settings, cache=index_cache, history=history)
+    result = scan_models(models, settings, checks=checks)
+    table: dict[str, dict[str, list[int]]] = {}
+    unlabelled = 0
+    for f in result.findings:
+        if f.level is Severity.INFO:
+            continue
+        if f.fingerprint not in labels:
+            unlabelled += 1
+            continue
+        cell = table.setdefault(f.kind.check, {}).setdefault(f.level.value, [0, 0])
+        cell[0] += bool(labels[f.fingerprint])
+        cell[1] += 1
+    return {"move": f"{answers['plugin']} {answers['version']}: {answers['old']} -> {answers['new']}",
+            "by_check": dict(sorted(table.items())), "unlabelled": unlabelled}
+
+
+def _ratio(cells) -> str:
+    true, total = (sum(c[0] for c in cells), sum(c[1] for c in cells))
+    return f"{true}/{total}" + (f" ({true / total:.0%})" if total else "")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checks", default="", help="comma-separated checks (default: all)")
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON")
     parser.add_argument("--plugin", default="", help="only this distribution's pairs")
+    parser.add_argument("--answers-only", action="store_true", help="only the answered moves' precision")
     args = parser.parse_args()
     jobs = [("arctic-inference", *pair) for pair in PAIRS]
     for dist, spec in tomllib.loads(OTHER_PLUGINS.read_text(encoding="utf-8")).items():
         jobs += [(dist, *pair) for pair in spec["pairs"]]
     if args.plugin:
         jobs = [job for job in jobs if job[0] == args.plugin]
+    if args.answers_only:
+        jobs = []
     checks = tuple(c for c in args.checks.split(",") if c)
     cache = Cache()
     index_cache = IndexCache.in_cache(cache)
@@ -111,6 +164,7 @@ def main() -> int:
         # a finding in a method flags the method; module-level findings flag '<module>'
         flagged = {(f.plugin.path, f.plugin.unit) for f in serious}
         hit = flagged & changed
+        units_by_check = per_check_units(serious, changed)
         after_settings = load_settings(plugin_after.project_root or plugin_after.root)
         after_models = load_models(plugin_after, host_new, host_new, after_settings, cache=index_cache)
         after_result = scan_models(after_models, after_settings, checks=checks)
@@ -125,6 +179,7 @@ def main() -> int:
             "changed_units": len(changed), "flagged_units": len(flagged), "flagged_and_changed": len(hit),
             "recall": round(len(hit) / len(changed), 3) if changed else None,
             "precision": round(len(hit) / len(flagged), 3) if flagged else None,
+            "units_by_check": units_by_check,
             "after_on_own_pin": len(after_serious),
             "after_errors_on_own_pin": sum(1 for f in after_serious if f.level is Severity.ERROR),
             "seconds": round(time.perf_counter() - started, 1),
@@ -135,8 +190,19 @@ def main() -> int:
               f"hit {row['flagged_and_changed']:>3}  recall {row['recall']}  precision {row['precision']}  "
               f"after-on-own-pin {row['after_on_own_pin']} (E{row['after_errors_on_own_pin']})  "
               f"{row['seconds']}s", flush=True)
+        print("    per check (hit/flagged, recall): " + ", ".join(
+            f"{c} {v['hit']}/{v['flagged']} {v['recall']}" for c, v in units_by_check.items()), flush=True)
+    answered = [] if args.plugin else [answered_precision(path, cache, index_cache, checks)
+                                       for path in sorted(MOVES.glob("*.toml"))]
+    for move in answered:
+        cells = move["by_check"]
+        print(f"\nprecision from the answer file, {move['move']} (unlabelled: {move['unlabelled']}):")
+        print(f"    errors {_ratio([v['error'] for v in cells.values() if 'error' in v])}  "
+              f"warnings {_ratio([v['warning'] for v in cells.values() if 'warning' in v])}")
+        for check, by_level in cells.items():
+            print(f"    {check:<14} " + "  ".join(f"{level} {_ratio([cell])}" for level, cell in sorted(by_level.items())))
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps({"pairs": rows, "answered": answered}, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
