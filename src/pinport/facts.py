@@ -27,6 +27,7 @@ from .plugin.callers import Failure, host_call_failures, replaced_units
 from .plugin.forks import Copies, find_copies
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
+from .plugin.reach import unreached_classes
 from .plugin.records import Patch
 from .plugin.uses import (
     HostMethod,
@@ -137,6 +138,12 @@ class ScanFacts:
         """The plugin's forks and mirrors (copied from OLD) with their NEW counterparts."""
         return find_copies(self.plugin, self.old.index, self.old.resolver, self.new.index, self.new.resolver,
                            self.settings)
+
+    @cached_property
+    def unused_fork_classes(self) -> frozenset[tuple[str, str]]:
+        """(module, class) of the classes in forked files that no plugin code hands on: the host
+        never calls them, so their overrides are not judged one by one."""
+        return unreached_classes(self.plugin, {f.plugin_module for f in self.copies.forks})
 
     # -- the plugin against one host version -------------------------------------------------------
     def provided_by_plugin(self, view: HostView, owner: Symbol) -> frozenset[str]:

@@ -107,3 +107,125 @@ def test_removed_inherited_member_evidence():
     assert finding.args["name"] == "reset" and "reset_state" in finding.args["rename"]
     assert finding.plugin.path == FORK_PATH and finding.plugin.unit == "AttentionImpl.forward"
     assert finding.old.path == "host/base.py" and finding.new.path == "host/base.py"
+
+
+# A line copied into a patched method is judged against that member upstream, never against an
+# unrelated host file with a similar line (the short generic line of the real job's scheduler patch).
+SCHED = """
+class Scheduler:
+    def update(self, out, spec):
+        for rid in out:
+            cur = len(spec.get(rid, ()))
+            self.placeholders += 1 + cur
+"""
+UTILS = "\n\ndef rows(spec, rid):\n    n = len(spec.get(rid, ()))\n    return n\n"
+SCHED_PATCH = """
+from plug.patching import ArcticPatch
+from host.sched import Scheduler
+from host.utils import rows
+
+
+class SchedPatch(ArcticPatch[Scheduler]):
+    def update(self, out, spec):
+        hard_off = self.limit(len(out)) == 0
+        count = 0
+        for rid in out:
+            request = self.requests[rid]
+            if request.prefill:
+                continue
+            cur = len(spec.get(rid, ()))
+            request.scheduled = cur
+            self.placeholders += 1 + cur + rows(spec, rid)
+            count += 0 if hard_off else 1
+        self.count = count
+"""
+
+
+def _sched_scan(new_sched: str = SCHED, new_utils: str = UTILS.replace("n = len", "n = 1 + len")):
+    old = {"host/sched.py": SCHED, "host/utils.py": UTILS}
+    new = {"host/sched.py": new_sched, "host/utils.py": new_utils}
+    plugin = {"plug/sched.py": SCHED_PATCH, "plug/patching.py": "class ArcticPatch:\n    pass\n"}
+    return run_scan(old, new, plugin, checks=(CopiedLinesCheck(),))
+
+
+def test_copied_line_is_judged_in_the_patched_members_counterpart():
+    # upstream's own update() keeps the line; utils.py's similar line changing is no reason to report
+    expect(_sched_scan(), ["no PP0805", "no PP0806"])
+    changed = _sched_scan(new_sched=SCHED.replace("cur = len(spec.get(rid, ()))", "cur = len(spec.get(rid, []))"))
+    expect(changed, ["PP0805 warning drift SchedPatch.update:14"], at=True)
+    finding = only(changed, "PP0805")
+    assert (finding.old.path, finding.old.line, finding.new.path, finding.new.line) == (
+        "host/sched.py", 4, "host/sched.py", 4)
+    assert finding.new.snippet == "cur = len(spec.get(rid, []))"
+
+
+EMBEDDING = """
+class Embedding:
+    def __init__(self, num, org):
+        self.num = num
+        self.org = org
+        self.added = self.num - self.org
+        self.padded = pad(self.org)
+"""
+EMBEDDING_MOVED = """
+class Embedding:
+    def __init__(self, num, org):
+        self.num = num
+        self.org = org or num
+        self.added = num - self.org
+        self.padded = pad(self.org, self.added)
+"""
+PLUGIN_EMBEDDING = """
+from host.embedding import pad
+
+
+class Embedding:
+    def __init__(self, num, org):
+        self.num = num
+        self.org = org
+        self.padded = pad(self.org)
+        self.added = self.num - self.org
+"""
+
+
+def test_line_moved_and_rewritten_in_place_is_not_removed():
+    # upstream moved `self.added = ...` and now reads the local `num` it stores as `self.num`: one value
+    old, new = {"host/embedding.py": EMBEDDING}, {"host/embedding.py": EMBEDDING_MOVED}
+    result = run_scan(old, new, {"plug/embedding.py": PLUGIN_EMBEDDING}, checks=(CopiedLinesCheck(),))
+    expect(result, ["PP0805 warning drift Embedding.__init__:8", "no PP0806"], at=True)
+    assert only(result, "PP0805").new.snippet == "self.padded = pad(self.org, self.added)"
+
+
+LOGITS = """
+class Logits:
+    def forward(self, head, hidden):
+        logits = self._get_logits(hidden, head)
+        return logits
+
+    def _get_logits(self, hidden, head):
+        return hidden @ head
+"""
+STANDALONE_LOGITS = """
+from host.logits import Logits as _Unused
+
+
+class FastLogits:
+    def run(self, head, hidden):
+        logits = self._get_logits(hidden, head)
+        return logits
+
+    def _get_logits(self, hidden, head):
+        return hidden @ head.T
+"""
+
+
+@pytest.mark.parametrize(("plugin", "expected"), [
+    (STANDALONE_LOGITS, ["no PP0805"]),  # the plugin's class calls its own _get_logits
+    (STANDALONE_LOGITS.replace("    def _get_logits(self, hidden, head):\n        return hidden @ head.T\n", ""),
+     ["PP0805 warning drift"]),  # twin: without its own method the copied call follows upstream's
+])
+def test_call_on_the_plugins_own_method_follows_the_plugin(plugin, expected):
+    new = {"host/logits.py": LOGITS.replace("self._get_logits(hidden, head)", "self._get_logits(hidden, head, True)")
+           .replace("(self, hidden, head):", "(self, hidden, head, skip=False):")}
+    expect(run_scan({"host/logits.py": LOGITS}, new, {"plug/fast.py": plugin}, checks=(CopiedLinesCheck(),)),
+           expected)

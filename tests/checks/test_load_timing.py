@@ -55,7 +55,9 @@ def test_construction_loads_evidence():
     expect(result, ["PP1102 warning latent"])
     finding = only(result, "PP1102")
     assert finding.subject == "host.args.Args" and finding.level.value == "warning"
-    assert (finding.plugin.path, finding.plugin.line) == ("plug/patch.py", 5)
+    # placed on the patched construction member, where the fix goes (not on the patch class)
+    assert (finding.plugin.path, finding.plugin.line, finding.plugin.unit) == (
+        "plug/patch.py", 6, "ArgsPatch.__post_init__")
     assert (finding.new.path, finding.new.line) == ("host/args.py", 11)
     assert finding.details[0].startswith("host/args.py:11 (Args.__post_init__)")
     assert any(d.startswith("built at host/entry.py:5 (start)") for d in finding.details)
@@ -107,3 +109,24 @@ def test_loader_names_are_settable():
     plugin = patch("Config", "__init__", "host.config")
     expect(scan(host, plugin), ["no PP1101"])
     expect(scan(host, plugin, LoadTimingCheck(loaders=("boot_plugins",))), ["PP1101 warning latent"])
+
+
+BACKFILL = """
+
+def _ensure_fields(args):
+    for name, default in (("sp", 1), ("fp32", False)):
+        if not hasattr(args, name):
+            setattr(args, name, default)
+"""
+
+
+@pytest.mark.parametrize(("use", "expected"), [
+    ("        _ensure_fields(self)\n", ["PP1102 info latent"]),  # the first use completes the early instance
+    ("        self.sp = 2\n", ["PP1102 warning latent"]),  # twin: it only sets what it needs, no backfill
+])
+def test_plugin_that_backfills_on_first_use(use, expected):
+    plugin = patch("Args", "__post_init__") + "\n    def create_config(self):\n" + use + BACKFILL
+    result = scan({"host/args.py": ARGS, "host/entry.py": ENTRY}, plugin)
+    expect(result, expected)
+    finding = only(result, "PP1102")
+    assert ("already backfills" in finding.suggestion) is (expected[0] == "PP1102 info latent")

@@ -49,7 +49,8 @@ def scan(old_sig: str, new_sig: str, plugin_sig: str, body: str = "pass"):
     ("(self, a)", "(self, a)", "(self, a, extra)", ["PP0201 warning latent"]),
     ("(self, a)", "(self, a)", "(self, a, extra=None)", ["no PP0201"]),
     # 2: upstream dropped a parameter the override still takes (optional)
-    ("(self, a, spec=None)", "(self, a)", "(self, a, spec=None)", ["PP0202 warning drift"]),
+    # (an optional parameter cannot break a caller: context only)
+    ("(self, a, spec=None)", "(self, a)", "(self, a, spec=None)", ["PP0202 info drift"]),
     ("(self, a, spec=None)", "(self, a, spec=None)", "(self, a, spec=None)", ["no PP0202"]),
     # 1: upstream gives a parameter a default; the override still requires it, so callers that omit it fail
     ("(self, a, b)", "(self, a, b=None)", "(self, a, b)", ["PP0107 warning drift"]),
@@ -147,3 +148,61 @@ def test_abstract_base_defaults_do_not_bind_the_override():
     plugin = {PATCH: HEADER + "\nclass RunnerPatch(ArcticPatch[Runner]):\n    def step(self, a, b):\n        pass\n",
               **PATCHING}
     expect(run_scan(old, {"host/runner.py": abstract}, plugin, checks=(SignaturesCheck(),)), ["no PP0107"])
+
+
+# A fork keeps every class of the upstream file; one the plugin never hands on cannot be called.
+_FORK_BASE = "class BackendBase:\n    def shape(self, n):\n        return (n,)\n"
+_FORKED = ("from host.base import BackendBase\n\n\nclass Backend(BackendBase):\n    def shape(self, n):\n"
+           "        return (2, n)\n\n    def name(self):\n        return 'flash'\n\n\n"
+           "class Impl:\n    def forward(self, x):\n        return Backend.name(self) + x\n")
+
+
+def _fork_scan(**plugin: str):
+    old = {"host/base.py": _FORK_BASE, "host/flash.py": _FORKED}
+    new = {"host/base.py": _FORK_BASE.replace("(self, n)", "(self, n, spec=None)"), "host/flash.py": _FORKED}
+    return run_scan(old, new, {"plug/flash_fork.py": _FORKED, **plugin}, names=("signatures",),
+                    forks=(("plug/flash_fork.py", "host/flash.py"),))
+
+
+def test_overrides_of_a_fork_class_nothing_uses_are_one_info():
+    # Backend.name(self) only reads a helper off the class: nothing hands Backend to the host
+    result = _fork_scan()
+    expect(result, ["PP0204 info latent Backend:4"], at=True)
+    assert only(result, "PP0204").args["count"] == "2"  # shape and name
+
+
+@pytest.mark.parametrize("use", [
+    "from plug.flash_fork import Backend\n\nBACKENDS = [Backend]\n",  # imported and listed
+    "import plug.flash_fork as fork\n\n\ndef pick():\n    return fork.Backend\n",  # read off the module
+    "BACKEND_PATH = 'plug.flash_fork:Backend'\n",  # a registry by path
+])
+def test_overrides_of_a_used_fork_class_are_judged(use):
+    expect(_fork_scan(**{"plug/register.py": use}), ["PP0101 warning drift", "no PP0204"])
+
+
+_LAYER = """
+from host.runner import Runner
+
+
+class FastRunner(Runner):
+    def step(self, a, extra):
+        return a + extra
+
+
+class Layer:
+    def __init__(self):
+        self.runner = FastRunner()
+
+    def forward(self, a):
+        return self.runner.step(a, extra=2)
+"""
+
+
+@pytest.mark.parametrize(("plugin", "expected"), [
+    (_LAYER, ["PP0201 info latent"]),  # only the plugin calls it, and passes `extra`
+    (_LAYER.replace("self.runner.step(a, extra=2)", "self.runner.step(a, 2)"), ["PP0201 info latent"]),
+    (_LAYER.replace("self.runner.step(a, extra=2)", "self.runner.other(a)"), ["PP0201 warning latent"]),  # twin
+])
+def test_extra_parameter_only_the_plugin_passes(plugin, expected):
+    host = {"host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"}
+    expect(run_scan(host, host, {"plug/layer.py": plugin}, checks=(SignaturesCheck(),)), expected)

@@ -26,6 +26,7 @@ from ..model.callsites import iter_call_sites
 from ..model.inference import host_inference
 from ..model.resolve import CLASS, Symbol
 from ..model.summary import ClassInfo
+from ..plugin.reach import backfill_site
 from ..plugin.records import PatchKind
 from .base import ScanContext
 
@@ -55,8 +56,9 @@ class _Target(NamedTuple):
     """A patched class with the construction-time members the plugin patches on it."""
 
     sym: Symbol
-    site: Location  # the patch class statement (or the assignment) in the plugin
+    site: Location  # the first patched construction member in the plugin (where the fix goes)
     members: tuple[str, ...]  # of INIT_FAMILY, in that order
+    others: list[tuple[str, str]]  # (plugin module, qualname) of its other patched members
 
 
 class LoadTimingCheck:
@@ -133,9 +135,14 @@ class LoadTimingCheck:
             details.extend(f"built at {s.cited()}" for s in built)
             args = {"name": target.sym.path, "function": f"{loader.module}.{loader.qualname}",
                     "label": ctx.host.label, "members": _members(target.members)}
-            yield Finding(CONSTRUCTION_LOADS, args, target.site, subject=target.sym.path,
-                          suggestion="make the plugin cope with the first instance (backfill what the patched "
-                                     "construction members would have set) or apply the patch earlier",
+            backfill = backfill_site(ctx.plugin, target.others)
+            suggestion = ("make the plugin cope with the first instance (backfill what the patched "
+                          "construction members would have set) or apply the patch earlier")
+            if backfill is not None:  # the plugin already completes that instance when it is first used
+                details.append(f"the plugin backfills on first use: {backfill[1]} (plugin line {backfill[0]})")
+                suggestion = "nothing to do: the plugin already backfills the first instance on first use"
+            yield Finding(CONSTRUCTION_LOADS, args, target.site, subject=target.sym.path, suggestion=suggestion,
+                          severity=Severity.INFO if backfill is not None else None,
                           details=tuple(details), sites=(loads, *built), **_evidence(ctx, loader, loader.line))
             return
 
@@ -143,21 +150,28 @@ class LoadTimingCheck:
 # -- helpers ------------------------------------------------------------------------------------
 def _targets(ctx: ScanContext) -> list[_Target]:
     """Patch targets whose construction members (`__new__`/`__init__`/`__post_init__`) the plugin patches."""
-    members: dict[str, set[str]] = {}
-    sites: dict[str, Location] = {}
+    members: dict[str, dict[str, Location]] = {}
+    others: dict[str, list[tuple[str, str]]] = {}
     syms: dict[str, Symbol] = {}
-    by_class = {(t.plugin_module, t.plugin_class): t for t in ctx.plugin.surface.targets if t.is_patch}
     for patch in ctx.plugin.surface.patches:
-        if patch.name not in INIT_FAMILY or patch.kind not in (PatchKind.MEMBER, PatchKind.ASSIGNMENT):
+        if patch.kind not in (PatchKind.MEMBER, PatchKind.ASSIGNMENT):
+            continue
+        if patch.name not in INIT_FAMILY:
+            others.setdefault(patch.owner, []).append((patch.plugin_module, patch.site.unit))
             continue
         sym = ctx.host.resolve(patch.owner)
         if sym is None or sym.kind != CLASS:
             continue
-        members.setdefault(sym.path, set()).add(patch.name)
+        members.setdefault(sym.path, {}).setdefault(patch.name, patch.site)
         syms[sym.path] = sym
-        holder = by_class.get((patch.plugin_module, patch.via))
-        sites.setdefault(sym.path, holder.site if holder is not None else patch.site)
-    return [_Target(syms[p], sites[p], tuple(n for n in INIT_FAMILY if n in members[p])) for p in sorted(members)]
+    resolved = {owner: ctx.host.resolve(owner) for owner in others}
+    out = []
+    for path in sorted(members):
+        names = tuple(n for n in INIT_FAMILY if n in members[path])
+        owners = {o for o, sym in resolved.items() if sym is not None and sym.path == path}
+        out.append(_Target(syms[path], members[path][names[0]], names,
+                           [m for owner in sorted(owners) for m in others.get(owner, [])]))
+    return out
 
 
 def _inherited(ctx: ScanContext, cls: Symbol, target: _Target) -> tuple[str, ...]:

@@ -15,7 +15,9 @@ from collections.abc import Iterator
 from ..findings import Finding, Kind, Location, Severity
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Symbol
 from ..model.summary import FunctionInfo, Param, ParamKind, has_var_keyword, has_var_positional
+from ..plugin.reach import plugin_call_passing
 from ..plugin.records import Patch, PatchKind
+from ..plugin.uses import plugin_class_info
 from .base import ScanContext
 
 NAME = "signatures"
@@ -34,17 +36,21 @@ MEMBER_COLLISION = Kind("PP0106", "MemberCollision", "the plugin adds `{name}`, 
                         "`{base}` itself", Severity.WARNING, 1, NAME)
 EXTRA_REQUIRED = Kind("PP0201", "ParameterExtraRequired", "the override requires `{param}`, which `{base}` "
                       "does not take in {label}: callers never pass it", Severity.ERROR, 2, NAME)
+# An optional parameter upstream dropped cannot break a caller (none has to pass it): context, not a risk.
 EXTRA_OPTIONAL = Kind("PP0202", "ParameterDroppedUpstream", "`{base}` no longer takes `{param}` in {label}; "
-                      "the override still has it{usage}", Severity.WARNING, 2, NAME)
+                      "the override still has it{usage}", Severity.INFO, 2, NAME)
 OVERRIDES_NOTHING = Kind("PP0203", "OverridesNothing", "`{base}` no longer exists in {label}: the plugin's "
                          "`{name}` overrides nothing and is never called by the host", Severity.ERROR, 2, NAME)
 NOW_REQUIRED = Kind("PP0107", "ParameterNowRequired", "`{base}` makes `{param}` optional in {label}; the "
                     "override requires it, so callers that omit it fail", Severity.WARNING, 1, NAME)
+UNUSED_FORK_CLASS = Kind("PP0204", "UnusedForkClass", "the fork keeps `{name}`, which nothing in the plugin "
+                         "registers, imports or uses: the host never calls its {count} method(s), so they "
+                         "are not judged", Severity.INFO, 2, NAME)
 MEMBER_ADDED = Kind("PP0002", "MemberAdded", "the plugin adds `{name}` to `{owner}`, which {label} does not "
                     "define", Severity.INFO, None, NAME)
 
 KINDS = (PARAM_MISSING, PARAM_RENAMED, PARAM_REORDERED, PARAM_KIND, DEFAULT_CHANGED, MEMBER_COLLISION,
-         EXTRA_REQUIRED, EXTRA_OPTIONAL, OVERRIDES_NOTHING, NOW_REQUIRED, MEMBER_ADDED)
+         EXTRA_REQUIRED, EXTRA_OPTIONAL, OVERRIDES_NOTHING, NOW_REQUIRED, UNUSED_FORK_CLASS, MEMBER_ADDED)
 
 _KIND_WORDS = {ParamKind.POSITIONAL_ONLY: "positional-only", ParamKind.POSITIONAL_OR_KEYWORD: "positional",
                ParamKind.KEYWORD_ONLY: "keyword-only"}
@@ -70,11 +76,23 @@ class SignaturesCheck:
     description = "every override accepts what the member it replaces accepts"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
+        unused = ctx.facts.unused_fork_classes
+        unused_overrides: dict[tuple[str, str], int] = {}
         for patch in ctx.plugin.surface.patches:
             if patch.kind is PatchKind.ALIAS or patch.function is None or patch.name.startswith("__") and \
                     patch.name.endswith("__") and patch.name not in ("__init__", "__post_init__", "__call__"):
                 continue
+            if patch.kind is PatchKind.OVERRIDE and (patch.plugin_module, patch.via) in unused:
+                key = (patch.plugin_module, patch.via)
+                unused_overrides[key] = unused_overrides.get(key, 0) + 1
+                continue
             yield from self._check(ctx, patch)
+        for (module, name), count in sorted(unused_overrides.items()):
+            info = plugin_class_info(ctx.plugin.index, module, name)
+            line = info.line if info is not None else 1
+            yield Finding(UNUSED_FORK_CLASS, {"name": name, "count": str(count)},
+                          ctx.facts.plugin_line(module, line, name), subject=f"{module}.{name}",
+                          suggestion=f"delete `{name}` from the fork, or port it when the plugin starts using it")
 
     def _check(self, ctx: ScanContext, patch: Patch) -> Iterator[Finding]:
         owner, base = ctx.host.replaced_member(patch.owner, patch.name)
@@ -169,6 +187,14 @@ class SignaturesCheck:
         abstract = any(d.rpartition(".")[2] == "abstractmethod" for d in base.obj.decorators)
         for op in extra:
             if op.required:
+                caller = self._plugin_caller(ctx, patch, op, o_params) if cap is not None else 0
+                if caller:  # an ordinary subclass the plugin itself calls with the parameter
+                    yield Finding(EXTRA_REQUIRED, {"base": base_path, "label": label, "param": op.name},
+                                  patch.site, subject=patch.target, severity=Severity.INFO,
+                                  suggestion="nothing to do while only the plugin calls it",
+                                  details=notes[:1] + (f"only plugin code calls it with `{op.name}` (line {caller} of "
+                                                   "the plugin), on instances the plugin builds",), **evidence)
+                    continue
                 yield finding(EXTRA_REQUIRED, f"give `{op.name}` a default or drop it (stash the value elsewhere)",
                               param=op.name)
             elif other_names is not None and op.name in other_names:
@@ -194,6 +220,12 @@ class SignaturesCheck:
             elif bp.default is not None and op.default is not None and bp.default != op.default:
                 yield finding(DEFAULT_CHANGED, f"use the base's default `{bp.default}` unless the change is deliberate",
                               param=bp.name, base_default=bp.default, plugin_default=op.default)
+
+    @staticmethod
+    def _plugin_caller(ctx: ScanContext, patch: Patch, op: Param, params: tuple[Param, ...]) -> int:
+        cls_name = patch.via.rpartition(".")[2]
+        position = [p.name for p in params].index(op.name)
+        return plugin_call_passing(ctx.plugin, cls_name, patch.name, position, op.name) if cls_name else 0
 
     @staticmethod
     def _absorbed(p: Param, var_pos: bool, var_kw: bool) -> bool:

@@ -21,7 +21,9 @@ from ..config import Settings
 from ..model.index import CodeIndex, module_name
 from ..model.resolve import Resolver
 from .mirrors import Copy, Mirror, Span, find_mirrors, mirror_copy, source_lines, squashed_lines
+from .counterparts import Counterpart, match_in_counterpart
 from .model import PluginModel
+from .uses import plugin_class_info
 from .similarity import line_tokens, normalise, token_ratio
 
 _MIN_LINES = 30  # a file with fewer substantive lines is not worth calling a fork
@@ -342,11 +344,15 @@ def _unit_at(units: list[tuple[int, int, str]], line: int) -> str:
 
 
 def find_copied_lines(plugin: PluginModel, old: CodeIndex, new: CodeIndex, host_modules: set[str],
-                      exclude: dict[str, list[tuple[int, int]]]) -> list[CopiedLine]:
+                      exclude: dict[str, list[tuple[int, int]]],
+                      counterparts: dict[tuple[str, str], Counterpart] | None = None) -> list[CopiedLine]:
     """Plugin lines outside `exclude` (path -> line ranges) that copy a line of one of `host_modules`
     at OLD which NEW changed or removed: the same statement modulo layout, or (for a changed line)
     the same shape with a few names renamed. A line already at least as close to NEW's form, and
-    an upstream change that only renames locals, are not reported."""
+    an upstream change that only renames locals, are not reported. A line inside a unit with an
+    upstream counterpart ((module, unit) -> `Counterpart`) is judged against that member alone."""
+    counterparts = counterparts or {}
+    with_counterparts = {module for module, _ in counterparts}
     surface = sorted(m for m in host_modules if m in old.modules)
     kept = {x.strip() for m in surface if m in new.modules for x in source_lines(new, m)}
     was = {x.strip() for m in surface for x in source_lines(old, m)}
@@ -371,18 +377,50 @@ def find_copied_lines(plugin: PluginModel, old: CodeIndex, new: CodeIndex, host_
             toks = _statement_tokens(text)
             if toks is None:
                 continue
+            if module in with_counterparts:
+                if units is None:
+                    units = _units(plugin, module)
+                part = counterparts.get((module, _unit_at(units, number)))
+                if part is not None:
+                    judged = match_in_counterpart(text, part)
+                    if judged is not None:
+                        out.append(_counterpart_line(plugin, module, number, _unit_at(units, number), text, part,
+                                                     judged))
+                    continue
             found = _match_line(old, new, toks, exact, shaped)
             if found is None:
                 continue
             c, norm, score, new_line, new_text = found
             if units is None:
                 units = _units(plugin, module)
+            if _calls_own_method(plugin, module, _unit_at(units, number), toks, new_text):
+                continue
             old_line = c.lines[norm]
             out.append(CopiedLine(module, path, number, _unit_at(units, number), text, c.module,
                                   old.paths[c.module], old_line, source_lines(old, c.module)[old_line - 1].strip(),
                                   new.paths[c.new_module] if c.new_module else "", new_line, new_text,
                                   round(score, 3)))
     return out
+
+
+def _counterpart_line(plugin: PluginModel, module: str, number: int, unit: str, text: str, part: Counterpart,
+                      judged: tuple[int, str, int, str, float]) -> CopiedLine:
+    old_line, old_text, new_line, new_text, score = judged
+    return CopiedLine(module, plugin.index.paths[module], number, unit, text, part.module, part.old_path, old_line,
+                      old_text, part.new_path, new_line, new_text, score)
+
+
+def _calls_own_method(plugin: PluginModel, module: str, unit: str, toks: list[str], new_text: str) -> bool:
+    """Whether the line calls `self.m(...)` with `m` the plugin class's own method, and upstream's new
+    form still calls its `m`: upstream changed how it calls its own method, which the plugin's
+    call never reaches (the plugin's MRO comes first)."""
+    owner, _, _ = unit.rpartition(".")
+    info = plugin_class_info(plugin.index, module, owner) if owner else None
+    if info is None:
+        return False
+    called = {toks[i + 2] for i in range(len(toks) - 3)
+              if toks[i] == "self" and toks[i + 1] == "." and toks[i + 3] == "("}
+    return any(m in info.methods and f"self.{m}(" in new_text.replace(" ", "") for m in called)
 
 
 def _match_line(old: CodeIndex, new: CodeIndex, toks: list[str], exact: dict[str, tuple[_Changed, str]],

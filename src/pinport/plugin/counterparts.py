@@ -1,0 +1,70 @@
+"""A plugin unit's upstream counterpart decides what became of the lines copied into it.
+
+A line copied into a patched method (or into a plugin class that copies a host class of the same
+name) came from that member upstream, not from whichever host file happens to hold a similar line:
+`param.data.copy_(loaded_weight)` in a copied `weight_loader` is judged against upstream's
+`weight_loader`, never against `weight_utils.py`'s `param.data.copy_(tmp_param)`. Inside the
+counterpart a line is unchanged when NEW still has it, changed when NEW has a close rewrite
+anywhere in the member (moved lines included), removed only when it has none.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .similarity import line_tokens, token_ratio
+
+_ALIAS = re.compile(r"^self\.([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([A-Za-z_][A-Za-z0-9_]*)$")
+_REWRITE = 0.6  # token similarity for "NEW rewrote this line" inside the counterpart
+
+
+@dataclass(frozen=True)
+class Counterpart:
+    """The upstream member a plugin unit copies, at OLD and at NEW (lines stripped, first line number)."""
+
+    module: str
+    old_path: str
+    old_start: int
+    old_lines: tuple[str, ...]
+    new_path: str  # "" when NEW no longer has the member
+    new_start: int
+    new_lines: tuple[str, ...]
+
+
+def _aliases(lines: tuple[str, ...]) -> set[str]:
+    """Attributes a member sets straight from a same-named local (`self.n = n`): the two are one value."""
+    return {m.group(1) for x in lines if (m := _ALIAS.match(x)) and m.group(1) == m.group(2)}
+
+
+def _normal(toks: list[str], aliases: set[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        if toks[i] == "self" and i + 2 < len(toks) and toks[i + 1] == "." and toks[i + 2] in aliases:
+            out.append(toks[i + 2])
+            i += 3
+            continue
+        out.append(toks[i])
+        i += 1
+    return tuple(out)
+
+
+def match_in_counterpart(text: str, part: Counterpart) -> tuple[int, str, int, str, float] | None:
+    """(OLD line, OLD text, NEW line or 0, NEW text, score) when `text` copies a line of the counterpart
+    at OLD that NEW changed or removed; None when NEW keeps it or the line is the plugin's own."""
+    aliases = _aliases(part.old_lines) | _aliases(part.new_lines)
+    mine = _normal(line_tokens(text), aliases)
+    new_forms = [_normal(line_tokens(x), aliases) for x in part.new_lines]
+    if mine in new_forms:
+        return None  # NEW still writes it (perhaps elsewhere in the member)
+    old_index = next((i for i, x in enumerate(part.old_lines) if _normal(line_tokens(x), aliases) == mine), None)
+    if old_index is None:
+        return None  # not copied from this member: the plugin's own line
+    if not part.new_path:
+        return None  # the member itself is gone: the signatures check reports that once
+    scored = [(token_ratio(list(mine), list(form)), -j) for j, form in enumerate(new_forms) if form]
+    score, neg = max(scored, default=(0.0, 0))
+    if score >= _REWRITE:
+        return part.old_start + old_index, part.old_lines[old_index], part.new_start - neg, part.new_lines[-neg], 1.0
+    return part.old_start + old_index, part.old_lines[old_index], 0, "", 1.0

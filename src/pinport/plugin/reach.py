@@ -1,0 +1,130 @@
+"""Which plugin classes can reach the host: a class nothing hands on is never called by it.
+
+A forked file often keeps upstream's classes the plugin no longer uses (ArcticInference's
+forest-cascade fork keeps its own `FlashAttentionBackend`, while the plugin installs a subclass of
+upstream's). Judging such a class's overrides against the host reports breaks that cannot fire.
+A class counts as handed on when its own module names it as a value (instantiated, passed,
+returned, assigned, subclassed, listed), another plugin module imports it (or reads it off its
+module), it is decorated, or a string names it (registries by path); reading a helper off it
+(`Cls.helper(...)`) does not.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .model import PluginModel
+
+
+def _absolute(plugin: PluginModel, module: str, node: ast.ImportFrom) -> str:
+    """The module an `ImportFrom` in `module` reads from, relative levels resolved."""
+    if not node.level:
+        return node.module or ""
+    is_package = plugin.index.paths.get(module, "").endswith("__init__.py")
+    parts = module.split(".")
+    keep = len(parts) - node.level + (1 if is_package else 0)
+    base = ".".join(parts[:max(keep, 0)])
+    return f"{base}.{node.module}" if node.module else base
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant):
+            out.add(id(body[0].value))
+    return out
+
+
+def _local_values(tree: ast.Module) -> set[str]:
+    """Names a module loads as values (not only as `Name.attr` bases), and its decorated classes."""
+    bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    out = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+           and id(n) not in bases}
+    out |= {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.decorator_list}
+    return out
+
+
+def unreached_classes(plugin: PluginModel, modules: set[str]) -> frozenset[tuple[str, str]]:
+    """(module, class name) of the top-level classes of `modules` that no plugin code hands on."""
+    candidates: dict[str, set[str]] = {}
+    for module in sorted(modules):
+        tree = plugin.index.parsed(module)
+        names = {n.name for n in (tree.body if tree is not None else ()) if isinstance(n, ast.ClassDef)}
+        if names:
+            candidates[module] = names - _local_values(tree)
+    if not any(candidates.values()):
+        return frozenset()
+    used: set[tuple[str, str]] = set()
+    for module in plugin.modules:
+        tree = plugin.index.parsed(module)
+        if tree is None:
+            continue
+        docstrings = _docstrings(tree)
+        imported: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                source = _absolute(plugin, module, node)
+                used |= {(source, a.name) for a in node.names}
+                imported |= {f"{source}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                imported |= {a.name for a in node.names}
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                text = node.value.replace(":", ".")
+                used |= {(m, c) for m, names in candidates.items() for c in names
+                         if text == c or text.endswith(f".{c}")}
+        for node in ast.walk(tree):  # `fork_module.Cls` read off an imported module
+            if isinstance(node, ast.Attribute):
+                used |= {(m, node.attr) for m in candidates if m in imported and node.attr in candidates[m]}
+    return frozenset((m, c) for m, names in candidates.items() for c in names if (m, c) not in used)
+
+
+def plugin_call_passing(plugin: PluginModel, cls_name: str, method: str, position: int, param: str) -> int:
+    """The first plugin line that calls `method` of a `cls_name` instance passing `param` (by name, or
+    positionally at `position`, self not counted): `x.method(...)`, or for `forward` the module call
+    `self.attr(...)` on an attribute the plugin assigns a `cls_name(...)` to. 0 when none does."""
+    holders: set[str] = set()
+    calls: list[tuple[str, str, ast.Call]] = []  # (module, attribute called, call)
+    for module in plugin.modules:
+        tree = plugin.index.parsed(module)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                func = node.value.func
+                built = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                if built == cls_name:
+                    holders |= {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                calls.append((module, node.func.attr, node))
+    for _, attr, call in calls:
+        if attr == method or (method == "forward" and attr in holders):
+            positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+            if any(k.arg == param for k in call.keywords) or len(positional) > position:
+                return call.lineno
+    return 0
+
+
+def _fills_missing(fn: ast.AST) -> bool:
+    """Whether a function sets attributes it first checks for (`if not hasattr(x, n): setattr(x, n, ...)`)."""
+    calls = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    return "hasattr" in calls and "setattr" in calls
+
+
+def backfill_site(plugin: PluginModel, members: list[tuple[str, str]]) -> tuple[int, str] | None:
+    """(line, what) where one of the patched `members` ((module, qualname)) backfills the instance
+    it runs on: it fills missing attributes itself, or hands `self` to a plugin function that does.
+    An instance built before the patches is then completed on first use."""
+    for module, qualname in members:
+        fn = plugin.function_node(module, qualname)
+        if fn is None:
+            continue
+        if _fills_missing(fn):
+            return fn.lineno, f"`{qualname}` fills the attributes an early instance lacks"
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and any(isinstance(a, ast.Name) and a.id == "self" for a in node.args):
+                helper = plugin.function_node(module, node.func.id)
+                if helper is not None and _fills_missing(helper):
+                    return node.lineno, f"`{qualname}` calls `{node.func.id}(self)`, which fills the attributes " \
+                                        "an early instance lacks"
+    return None
