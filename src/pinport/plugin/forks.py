@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from ..config import Settings
 from ..model.index import CodeIndex, module_name
 from ..model.resolve import Resolver
-from .mirrors import Copy, Mirror, Span, find_mirrors, mirror_copy, source_lines, squashed_lines
 from .counterparts import Counterpart, match_in_counterpart
+from .mirrors import Copy, Mirror, Span, find_mirrors, mirror_copy, source_lines, squashed_lines
 from .model import PluginModel
-from .uses import plugin_class_info
 from .similarity import line_tokens, normalise, token_ratio
+from .uses import plugin_class_info
 
 _MIN_LINES = 30  # a file with fewer substantive lines is not worth calling a fork
 _RARE = 4  # a top-level name defined in more host modules than this says nothing about origin
