@@ -277,6 +277,10 @@ class Settings:
     # host functions that load the plugins: the load-timing check looks for host code running before them
     plugin_loaders: tuple[str, ...] = setting(("load_general_plugins",), strings(dotted_name))
     env_module: str = setting("envs", dotted_name)  # the last name of the host's environment-flag modules
+    # host modules (prefixes) whose code runs only for some models or features: a break only they
+    # reach is a warning, not an error
+    optional_paths: tuple[str, ...] = setting(("vllm.model_executor.models", "vllm.models",
+                                               "vllm.model_executor.model_loader.weight_cache"), strings(dotted_name))
     # how host expressions that build plain values (tensors), not host objects, start
     plain_values: tuple[str, ...] = setting(("torch.",), strings(nonempty))
     # plugin entry-point groups besides <host>.general_plugins and <host>.platform_plugins

@@ -17,6 +17,7 @@ from .checks.base import ScanContext
 from .config import Settings
 from .facts import ScanFacts
 from .findings import Finding, Kind, Location, ScanResult, Severity, Status, number_occurrences
+from .folding import fold_root_causes
 from .model.host import HostView
 from .model.index import CodeIndex, IndexCache, load_indexes
 from .model.resolve import Resolver
@@ -171,32 +172,6 @@ def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext],
     return tuple({c.name: {**local[i], **forked[i]}[c.name] for c in checks} for i in (0, 1))  # type: ignore[return-value]
 
 
-# A call-site finding (callers check) that confirms a signature finding for the same plugin unit
-# and parameter is folded into it: one break reads as one finding, with its call sites.
-_FOLDS = {"PP0110": "PP0101", "PP0112": "PP0201"}  # evidence code -> summary code
-
-
-def _fold(findings: list[Finding]) -> list[Finding]:
-    def key(code: str, f: Finding, arg: str) -> tuple:
-        return code, f.plugin.path if f.plugin else "", f.plugin.unit if f.plugin else "", f.args.get(arg, "")
-
-    summaries = {key(f.code, f, "param"): i for i, f in enumerate(findings) if f.code in _FOLDS.values()}
-    out = list(findings)
-    dropped: set[int] = set()
-    for i, f in enumerate(findings):
-        target = summaries.get(key(_FOLDS.get(f.code, ""), f, "name")) if f.code in _FOLDS else None
-        if target is None:
-            continue
-        merged = out[target]
-        cited = {site.cited() for site in f.sites}  # the call-site lines among its details
-        out[target] = replace(merged, severity=Severity.ERROR if merged.level is not Severity.ERROR else merged.severity,
-                              details=(*merged.details, f"confirmed by {f.code}: {f.message}",
-                                       *(d for d in f.details if d in cited)),
-                              sites=(*merged.sites, *f.sites))
-        dropped.add(i)
-    return [f for i, f in enumerate(out) if i not in dropped]
-
-
 def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
     seen: set[tuple] = set()
     out = []
@@ -223,8 +198,8 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
              ScanContext(plugin, models.old, models.new, False, settings, facts))
     with _collector_paused():
         by_new, by_old = _run_all(tuple(selected), sides, strict)
-    on_new = number_occurrences(_fold(_dedupe(f for c in selected for f in by_new[c.name])))
-    on_old = number_occurrences(_fold(_dedupe(f for c in selected for f in by_old[c.name])))
+    on_new = number_occurrences(fold_root_causes(_dedupe(f for c in selected for f in by_new[c.name])))
+    on_old = number_occurrences(fold_root_causes(_dedupe(f for c in selected for f in by_old[c.name])))
     on_old_ids = {f.identity for f in on_old}
     on_new_ids = {f.identity for f in on_new}
     findings = [f.with_status(Status.LATENT if f.identity in on_old_ids else Status.DRIFT) for f in on_new]
@@ -284,7 +259,7 @@ def judge_one_side(plugin: PluginModel, host: HostView, other: HostView, setting
     selected = select_checks(checks)
     with _collector_paused():
         found = _run_checks(selected, ctx, False)
-    return number_occurrences(_fold(_dedupe(f for c in selected for f in found[c.name])))
+    return number_occurrences(fold_root_causes(_dedupe(f for c in selected for f in found[c.name])))
 
 
 def _other_release_modules(findings: list[Finding], plugin: PluginModel, version: str | None) -> list[Finding]:

@@ -83,8 +83,6 @@ def test_each_label_says_what_pinport_reports_now(job):
     assert not wrong, "update `now` in the answer file (or fix the regression):\n" + "\n".join(wrong)
 
 
-# BELOW THE BAR until #11 part 2 lands: 21 of 23 errors and 16 of 29 warnings are true.
-@pytest.mark.xfail(strict=True, reason="#11 part 2: two false errors (the unused fork class) remain")
 def test_every_error_is_true(job):
     labels = _labels()
     false_errors = [f"{f.code} {_where(f)}: {labels[f.fingerprint]['why']}" for f in job.findings
@@ -93,7 +91,6 @@ def test_every_error_is_true(job):
     assert not false_errors
 
 
-@pytest.mark.xfail(strict=True, reason="#11 part 2: 16 of 29 warnings true (55 %), the bar is 80 %")
 def test_at_least_four_in_five_warnings_are_true(job):
     labels = _labels()
     warnings = [f for f in job.findings if f.level is Severity.WARNING and f.fingerprint in labels]

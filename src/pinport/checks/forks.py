@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from ..findings import Finding, Kind, Location, Severity
 from ..model.index import CodeIndex
 from ..plugin.forks import module_of
-from ..plugin.mirrors import Copy, span_location, upstream_change
+from ..plugin.mirrors import Copy, Hunk, UpstreamChange, span_location, upstream_change
 from ..plugin.uses import self_reads
 from .base import (
     ScanContext,
@@ -27,7 +27,7 @@ from .base import (
 NAME = "forks"
 
 FORK_CHANGED = Kind("PP0801", "ForkedFileChangedUpstream", "this file forks `{base}`, which {label} changed: "
-                    "{pending} of {hunks} upstream hunks are not in the fork", Severity.WARNING, 8, NAME)
+                    "{pending} of {hunks} upstream hunks{where} are not in the fork", Severity.WARNING, 8, NAME)
 FORK_MEMBER_GONE = Kind("PP0802", "ForkUsesRemovedMember", "`{unit}` uses `self.{name}`, inherited from "
                         "`{base}`, which {label} no longer defines{rename}", Severity.ERROR, 8, NAME)
 FORK_SOURCE_GONE = Kind("PP0803", "ForkedFileRemovedUpstream", "this file forks `{base}`, which {label} no longer "
@@ -77,11 +77,43 @@ class ForksCheck:
             return
         if copy.upstream_changed:
             change = upstream_change(copy, ctx.old.index, ctx.new.index)
-            if change is not None and change.hunks:
-                yield copy_change_finding(FORK_CHANGED, ctx, copy, change, args,
-                                     "port the upstream hunks into the fork (`pinport port` proposes a three-way "
-                                     "merge of the whole file)")
+            if change is not None and change.hunks and not change.pending:
+                yield copy_change_finding(FORK_CHANGED, ctx, copy, change, {**args, "where": ""},
+                                          "nothing to port")
+            elif change is not None:
+                yield from self._pending_by_unit(ctx, copy, change, args)
         yield from self._members(ctx, copy)
+
+    def _pending_by_unit(self, ctx: ScanContext, copy: Copy, change: UpstreamChange,
+                         args: dict[str, str]) -> Iterator[Finding]:
+        """One finding per fork unit (method, class body, module code) holding upstream hunks not yet
+        ported: the place the port goes. Units of a fork class nothing uses are left out."""
+        fork_units = _units(ctx.plugin.index, copy.plugin.module)
+        host_units = _units(ctx.old.index, copy.old.module)
+        unused = {name for module, name in ctx.facts.unused_fork_classes if module == copy.plugin.module}
+        by_unit: dict[str, list[Hunk]] = {}
+        for hunk in change.hunks:
+            unit = _unit_at(host_units, _first_changed(hunk))
+            while unit != "<module>" and unit not in fork_units:
+                unit = unit.rpartition(".")[0] or "<module>"  # new upstream code: the enclosing unit the fork has
+            if unit.partition(".")[0] not in unused:
+                by_unit.setdefault(unit, []).append(hunk)
+        for unit, hunks in sorted(by_unit.items(), key=lambda kv: fork_units.get(kv[0], (1, 1))[0]):
+            pending = [h for h in hunks if not h.reflected]
+            if not pending:
+                continue
+            line = fork_units.get(unit, (1, 1))[0]
+            part = UpstreamChange(change.old_path, change.new_path, tuple(hunks))
+            site = ctx.facts.plugin_line(copy.plugin.module, line, unit)
+            yield Finding(FORK_CHANGED, {**args, "label": ctx.new.label, "pending": str(len(pending)),
+                                         "hunks": str(len(hunks)), "unit": unit,
+                                         "where": "" if unit == "<module>" else f" to `{unit}`"},
+                          site, old=span_location(ctx.old.index, copy.old, copy.subject),
+                          new=span_location(ctx.new.index, copy.new, copy.subject), subject=copy.subject,
+                          suggestion=f"port the upstream hunks into `{unit}` (`pinport port` proposes a three-way "
+                                     "merge of the whole file)",
+                          details=part.diff_lines(), extra={"pending_hunks": [h.header for h in pending],
+                                                            "score": copy.score})
 
     def _members(self, ctx: ScanContext, copy: Copy) -> Iterator[Finding]:
         """`self.X` reads in the fork's subclasses of host classes that NEW's base no longer defines."""
@@ -103,6 +135,34 @@ class ForksCheck:
                     yield vanished_finding(FORK_MEMBER_GONE, ctx, args, site, target.target, name, before, rename,
                                            f"use `self.{rename}`" if rename else "find what the upstream original "
                                            "uses instead (see the fork's upstream diff)")
+
+
+def _units(index: CodeIndex, module: str) -> dict[str, tuple[int, int]]:
+    """Qualified name -> (first, last line) of every function, class and method of a module."""
+    summary = index.modules[module]
+    out = {name: (fn.line, fn.end_line) for name, fn in summary.functions.items()}
+    stack = [(c, c.name) for c in summary.classes.values()]
+    while stack:
+        cls, qual = stack.pop()
+        out[qual] = (cls.line, cls.end_line)
+        out.update({f"{qual}.{name}": (fn.line, fn.end_line) for name, fn in cls.methods.items()})
+        stack.extend((inner, f"{qual}.{inner.name}") for inner in cls.classes.values())
+    return out
+
+
+def _unit_at(units: dict[str, tuple[int, int]], line: int) -> str:
+    inside = [(b - a, name) for name, (a, b) in units.items() if a <= line <= b]
+    return min(inside)[1] if inside else "<module>"
+
+
+def _first_changed(hunk: Hunk) -> int:
+    """The OLD line of a hunk's first removed line (or where its first addition goes)."""
+    line = hunk.old_start
+    for text in hunk.lines:
+        if text[:1] in "-+":
+            return line
+        line += 1
+    return hunk.old_start
 
 
 def _exists(index: CodeIndex, ref: str) -> bool:

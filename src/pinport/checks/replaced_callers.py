@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..findings import Finding, Kind, Location, Severity
-from ..model.binding import MISSING, TOO_MANY, TWICE, UNEXPECTED, render_params
-from ..model.callsites import CallSite
-from ..model.resolve import Symbol
+from ..model.binding import CONSTRUCT, MISSING, TOO_MANY, TWICE, UNEXPECTED, render_params
+from ..model.callsites import CallSite, iter_call_sites
+from ..model.resolve import CLASS, Symbol
 from ..model.summary import FunctionInfo, Param
 from ..plugin.callers import CALLED_DUNDERS
 from ..plugin.records import Patch, PatchKind
@@ -42,6 +42,7 @@ _SUGGEST = {UNEXPECTED: "accept `{name}` in the replacement (with the base's def
             MISSING: "give `{name}` a default in the replacement, or stop requiring it",
             TWICE: "take the base's parameters in the base's order"}
 _DETAILS = 10
+_RARE_BUILDERS = 2  # a class built in at most this many optional modules is itself optional
 
 
 class ReplacedCallersCheck:
@@ -78,9 +79,37 @@ class ReplacedCallersCheck:
         details.append(f"plugin: def {render_params(patch.name, repl)} (as callers see it)")
         args = {"name": name, "base": patch.target, "label": ctx.host.label, "count": str(len(sites)),
                 "given": str(max(s[1] for s in sites)), "accepted": str(sites[0][2])}
-        return Finding(kind, args, patch.site, subject=patch.target,
+        main = [loc for (site, _, _), loc in zip(sites, where, strict=True) if not _optional(ctx, site)]
+        if main:
+            details.insert(0, f"error: raises on the main path, {main[0].cited()}")
+        else:
+            details.insert(0, "warning: only host code for some models or features calls it (setting "
+                              "`optional-paths`)")
+        return Finding(kind, args, patch.site, subject=patch.target, severity=None if main else Severity.WARNING,
                        suggestion=_SUGGEST[kind_key].format(name=name), details=tuple(details), sites=where,
                        **_evidence(ctx, patch, base))
+
+
+def _under(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def _optional(ctx: ScanContext, site: CallSite) -> bool:
+    """Whether host code at `site` runs only for some models or features: its module is under an
+    optional path, or it is a method of a class the host builds only there."""
+    prefixes = ctx.settings.optional_paths
+    if _under(site.module, prefixes):
+        return True
+    owner = site.unit.rpartition(".")[0]
+    cls = ctx.host.resolve(f"{site.module}.{owner}") if owner else None
+    if cls is None or cls.kind != CLASS:
+        return False
+    name = owner.rpartition(".")[2]
+    built = list(iter_call_sites(ctx.host.resolver, name, lambda c: c.mode == CONSTRUCT and c.sym.path == cls.path,
+                                 limit=_RARE_BUILDERS + 1))
+    # built by one or two model- or feature-specific modules only (a class every model builds is main path)
+    return 0 < len({b.module for b in built}) <= _RARE_BUILDERS and len(built) <= _RARE_BUILDERS * 2 \
+        and all(_under(b.module, prefixes) for b in built)
 
 
 def _evidence(ctx: ScanContext, patch: Patch, base: Symbol) -> dict[str, Location | None]:
