@@ -138,6 +138,9 @@ OVERRIDE_SUB = ("from host.worker.runner import Runner\n\n\nclass CpuRunner(Runn
                 "        pass\n")
 CALLS_UP = ("from host.worker.runner import Runner\n\n\nclass CpuRunner(Runner):\n    def load_model(self):\n"
             "        super().load_model()\n")
+DISPATCHES_UP = ("from host.worker.runner import Runner\n\n\nclass CpuRunner(Runner):\n"
+                 "    def load_model(self, *args):\n        return self._load(*args)\n\n"
+                 "    def _load(self, *args):\n        return super().load_model(*args)\n")
 BASE = "class RunnerBase:\n    def base_only(self):\n        pass\n"
 SIBLING = ("from host.worker.base import RunnerBase\n\n\nclass Other(RunnerBase):\n"
            + METHODS.replace("capture", "extra"))
@@ -150,6 +153,7 @@ ON_BASE = "from host.worker.base import RunnerBase\n\n\nclass Runner(RunnerBase)
     ({"host/worker/tiny.py": SMALL_SUB}, ["no PP1003"]),  # a small subclass that does not touch the patched methods
     ({"host/worker/cpu.py": OVERRIDE_SUB}, ["PP1003 info latent"]),  # overrides a patched method: the patch misses it
     ({"host/worker/cpu.py": CALLS_UP}, ["no PP1003"]),  # ... unless it calls up
+    ({"host/worker/cpu.py": DISPATCHES_UP}, ["no PP1003"]),  # ... also from the method it dispatches to
     ({"host/worker/base.py": BASE, "host/worker/runner.py": ON_BASE, "host/worker/other.py": SIBLING}, ["PP1003 info latent"]),
     ({"host/worker/base.py": BASE, "host/worker/runner.py": ON_BASE, "host/worker/other.py": SMALL_SIBLING}, ["no PP1003"]),
 ])
@@ -201,3 +205,20 @@ def test_sibling_share_threshold(shared, expected):
     plugin = {**PLUGIN, "plug/patch.py": "from plug.patching import ArcticPatch\nfrom host.worker.runner import Runner\n"
                                          "\n\nclass RunnerPatch(ArcticPatch[Runner]):\n    def step_0(self):\n        pass\n"}
     expect(run_scan(files, files, plugin, checks=CHECK), expected)
+
+
+BOOT = {"plug/plugin.py": "def register():\n    pass\n",
+        "pyproject.toml": '[project]\nname = "plug"\n\n[project.entry-points."host.general_plugins"]\n'
+                          'plug = "plug.plugin:register"\n'}
+
+
+@pytest.mark.parametrize(("plugin", "bootstrap"), [
+    ({**PLUGIN, **BOOT}, "plug.plugin:register"),  # the force belongs in the entry-point function
+    (PLUGIN, None),  # no entry point declared: nothing to name
+])
+def test_bypass_names_the_plugins_bootstrap(plugin, bootstrap):
+    result = run_scan(host(WORKER_ENV), host(WORKER_CONFIG), plugin, checks=CHECK, host="host")
+    expect(result, ["PP1002 warning drift"])
+    finding = only(result, "PP1002")
+    assert finding.extra.get("bootstrap") == bootstrap
+    assert any("plug/plugin.py:1 (register)" in d for d in finding.details) is (bootstrap is not None)

@@ -39,7 +39,8 @@ def test_changed_fork_evidence_and_pending_hunk():
     result = scan(LAYOUT)
     expect(result, ["PP0801 warning drift", "PP0805 warning drift"])
     finding = only(result, "PP0801")
-    assert (finding.plugin.path, finding.plugin.line) == (FORK_PATH, 1)
+    # placed on the fork's own unit holding the hunk's lines, where the port goes (not on the file)
+    assert (finding.plugin.path, finding.plugin.line, finding.plugin.unit) == (FORK_PATH, 31, "AttentionImpl.forward")
     assert (finding.old.path, finding.new.path) == ("host/backend.py", "host/backend.py")
     assert finding.subject == "host.backend" and finding.args["name"] == FORK_PATH
     assert finding.args["pending"] == "1" and finding.level is Severity.WARNING
@@ -78,7 +79,8 @@ def test_removed_line_copied_exactly():
     removed = LAYOUT.replace("        weights = scores.softmax(dim=-1)\n", "")
     site = SECOND_SITE + "\n\ndef norm(scores):\n    weights = scores.softmax(dim=-1)\n    return weights\n"
     result = scan(removed, site=site)
-    expect(result, ["PP0801 warning drift", "PP0805 warning drift", "PP0806 warning drift"])
+    expect(result, ["PP0801 warning drift AttentionImpl.attend:41", "PP0801 warning drift AttentionImpl.forward:31",
+                    "PP0805 warning drift write_kv:6", "PP0806 warning drift norm:12"], at=True)
     finding = only(result, "PP0806")
     assert finding.plugin.unit == "norm" and finding.new is None
     expect(scan(LAYOUT, site=site), ["PP0801 warning drift", "PP0805 warning drift", "no PP0806"])  # NEW keeps it

@@ -166,7 +166,7 @@ def _fork_scan(**plugin: str):
 
 def test_overrides_of_a_fork_class_nothing_uses_are_one_info():
     # Backend.name(self) only reads a helper off the class: nothing hands Backend to the host
-    result = _fork_scan()
+    result = _fork_scan(**{"plug/attention.py": "from plug.flash_fork import Impl\n\nIMPLS = [Impl]\n"})
     expect(result, ["PP0204 info latent Backend:4"], at=True)
     assert only(result, "PP0204").args["count"] == "2"  # shape and name
 
@@ -178,6 +178,11 @@ def test_overrides_of_a_fork_class_nothing_uses_are_one_info():
 ])
 def test_overrides_of_a_used_fork_class_are_judged(use):
     expect(_fork_scan(**{"plug/register.py": use}), ["PP0101 warning drift", "no PP0204"])
+
+
+def test_a_fork_nothing_imports_is_judged_whole():
+    # no plugin module imports the fork: it is loaded some way the scan cannot see, so nothing is unused
+    expect(_fork_scan(), ["PP0101 warning drift", "no PP0204"])
 
 
 _LAYER = """

@@ -12,6 +12,7 @@ branches name the candidate, and the environment variables and config fields its
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from ..model.host import HostView, package_of
 from ..model.resolve import CLASS, Symbol
 from ..model.selection import Selection, selections
 from ..model.summary import BindingKind, ClassInfo
+from ..plugin.reach import supported_platforms
 from ..plugin.records import PatchKind
 from .base import ScanContext
 
@@ -159,14 +161,26 @@ class BypassCheck:
         else:
             details.extend(f"{label}: {line}" for label, found in lines.items() for line in found)
         details.extend(notes)
+        bootstrap = _bootstrap(ctx)
+        if bootstrap is not None:
+            details.append(f"the plugin's bootstrap, where a force belongs: `{bootstrap[0]}` ({bootstrap[1].cited()})")
         severity = Severity.INFO if forced and kind is not PARALLEL_EXISTS else None
+        refused = _refused_platform(ctx, cand.cls.module)
+        if refused:
+            details.append(f"the plugin refuses the `{refused}` platform this implementation serves "
+                           f"(it requires {', '.join(sorted(supported_platforms(ctx.plugin)))})")
+            severity = Severity.INFO
         args = {"name": target_path, "candidate": cand.cls.path, "relation": cand.relation, "label": ctx.new.label}
         return Finding(kind, args, site, subject=cand.cls.path,
                        old=old_sel[0].site if old_sel else ctx.old.location(old_cand) if not is_new else None,
                        new=new_sel[0].site if new_sel else ctx.new.location(cand.cls), severity=severity,
                        details=tuple(details),
-                       suggestion="force the patched implementation (as the selection allows) or port the patches "
-                                  f"to `{cand.cls.path.rpartition('.')[2]}` in `{cand.cls.module}`")
+                       extra={**({"bootstrap": bootstrap[0]} if bootstrap else {}),
+                              **({"appendix": f"serves the {refused} platform the plugin refuses"} if refused else {})},
+                       suggestion="force the patched implementation (as the selection allows)"
+                                  + (f" in the plugin's bootstrap `{bootstrap[0]}`" if bootstrap else "")
+                                  + f", or port the patches to `{cand.cls.path.rpartition('.')[2]}` in "
+                                    f"`{cand.cls.module}`")
 
     @staticmethod
     def _forced(ctx: ScanContext, env_vars: set[str]) -> tuple[bool, list[str]]:
@@ -177,6 +191,30 @@ class BypassCheck:
         if env_vars and not sets:
             notes.append(f"the plugin does not set {', '.join(sorted(env_vars))}: nothing forces the patched path")
         return bool(sets), notes
+
+
+_PLATFORMS = ("cuda", "rocm", "cpu", "xpu", "tpu", "hpu", "neuron")  # words naming a host platform in module paths
+
+
+def _refused_platform(ctx: ScanContext, module: str) -> str:
+    """The platform a candidate's module is for (`worker.cpu_model_runner` -> cpu) when the plugin's own
+    platform check refuses it; "" otherwise."""
+    supported = supported_platforms(ctx.plugin)
+    if not supported:
+        return ""
+    words = set(re.split(r"[._]", module))
+    return next((p for p in _PLATFORMS if p in words and p not in supported), "")
+
+
+def _bootstrap(ctx: ScanContext) -> tuple[str, Location] | None:
+    """The plugin's entry-point function (what the host runs first) and where it is defined."""
+    for entry in ctx.plugin.entry_points:
+        module, _, attr = entry.value.partition(":")
+        module, attr = module.strip(), attr.strip()
+        node = ctx.plugin.function_node(module, attr) if attr else None
+        if node is not None:
+            return f"{module}:{attr}", ctx.facts.plugin_line(module, node.lineno, attr)
+    return None
 
 
 def _signature(sels: list[Selection]) -> frozenset[frozenset[tuple[str, ...]]]:

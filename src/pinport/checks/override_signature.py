@@ -111,8 +111,9 @@ class SignaturesCheck:
                 yield Finding(OVERRIDES_NOTHING, args, site, subject=patch.target,
                               suggestion="find where upstream moved this behaviour and re-target the override",
                               **ctx.evidence(patch.target, other_sym=other_base))
-            elif patch.kind is not PatchKind.OVERRIDE:
-                yield Finding(MEMBER_ADDED, args, site, subject=patch.target, **ctx.evidence(patch.target))
+            elif patch.kind is not PatchKind.OVERRIDE:  # a plain addition: context, for the appendix
+                yield Finding(MEMBER_ADDED, args, site, subject=patch.target, **ctx.evidence(patch.target),
+                              extra={"appendix": "a plain addition no upstream member shares"})
             return
         if ctx.judging_new and other_base is None and patch.kind is not PatchKind.OVERRIDE \
                 and not patch.name.startswith("_orig"):

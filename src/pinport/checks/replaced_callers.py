@@ -81,10 +81,10 @@ class ReplacedCallersCheck:
                 "given": str(max(s[1] for s in sites)), "accepted": str(sites[0][2])}
         main = [loc for (site, _, _), loc in zip(sites, where, strict=True) if not _optional(ctx, site)]
         if main:
-            details.insert(0, f"error: raises on the main path, {main[0].cited()}")
+            details.append(f"error: raises on the main path, {main[0].cited()}")
         else:
-            details.insert(0, "warning: only host code for some models or features calls it (setting "
-                              "`optional-paths`)")
+            details.append("warning: only host code for some models or features calls it (setting "
+                           "`optional-paths`)")
         return Finding(kind, args, patch.site, subject=patch.target, severity=None if main else Severity.WARNING,
                        suggestion=_SUGGEST[kind_key].format(name=name), details=tuple(details), sites=where,
                        **_evidence(ctx, patch, base))

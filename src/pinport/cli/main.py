@@ -25,7 +25,7 @@ from ..api import run_scan
 from ..checks import CHECKS, select_checks
 from ..config import Settings, with_code_flags
 from ..errors import ConfigError, PinportError, note_context
-from ..findings import ScanResult, Severity
+from ..findings import Finding, ScanResult, Severity
 from ..port import MergeUnavailable
 from ..report import RENDERERS, render
 from ..report.excerpts import HtmlContext, build_html_context
@@ -85,6 +85,9 @@ def _output_options(func: Callable) -> Callable:
         click.option("--status", "statuses", type=click.Choice(["drift", "latent"]), multiple=True,
                      help="show only drift (introduced by the move) or latent findings (repeatable)"),
         click.option("--statistics", is_flag=True, help="counts by finding code instead of the findings"),
+        click.option("--show-info", is_flag=True,
+                     help="text/markdown/github: list context findings (plain additions, implementations on "
+                          "platforms the plugin refuses) with the others instead of in an appendix"),
         click.option("--summary", "summary_only", is_flag=True,
                      help="markdown: a compact report that fits a PR comment (tables and one line per finding)"),
         click.option("--full-report", metavar="URL",
@@ -107,6 +110,23 @@ def _shown(result: ScanResult, min_severity: str | None, statuses: tuple[str, ..
     return replace(result, findings=tuple(keep))
 
 
+_APPENDIX_FORMATS = ("text", "markdown", "github")  # the ones people read; machine formats keep everything
+
+
+def _split_appendix(result: ScanResult) -> tuple[ScanResult, tuple[Finding, ...]]:
+    """The main list, and the context findings a check marked for the appendix (info only)."""
+    context = tuple(f for f in result.findings if f.extra.get("appendix") and f.level is Severity.INFO)
+    return replace(result, findings=tuple(f for f in result.findings if f not in context)), context
+
+
+def _markdown_appendix(findings: tuple[Finding, ...]) -> str:
+    lines = ["", "## Appendix: context", "",
+             "Info only: plain additions and implementations on platforms the plugin refuses.", ""]
+    lines += [f"- `{f.plugin.path}:{f.plugin.line}` {f.code} {f.message} ({f.extra['appendix']})" if f.plugin
+              else f"- {f.code} {f.message}" for f in findings]
+    return "\n".join(lines) + "\n"
+
+
 def check_output_path(output: Path | None) -> None:
     """Refuse an -o FILE that could not be written, before any work starts."""
     if output is None:
@@ -124,7 +144,7 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
          select: str, extend_select: str, ignore: str, per_file_ignores: tuple[str, ...],
          baseline: Path | None, write_baseline: Path | None, min_severity: str | None,
          statuses: tuple[str, ...], statistics: bool, summary_only: bool, full_report: str | None, color: str,
-         show_fixed: bool = False, **inputs: object) -> int:
+         show_fixed: bool = False, show_info: bool = False, **inputs: object) -> int:
     # bad input is said before anything is fetched: output files, check names, codes, the baseline
     check_output_path(output)
     check_output_path(write_baseline)
@@ -149,6 +169,9 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
         result = Baseline(frozenset(f.fingerprint for f in result.findings)).apply(result)
     code = _exit_code(result, fail_on or settings.fail_on)
     shown = _shown(result, min_severity, statuses)
+    appendix: tuple[Finding, ...] = ()
+    if fmt in _APPENDIX_FORMATS and not show_info and not statistics:
+        shown, appendix = _split_appendix(shown)
     console = make_console(color)
     try:
         if statistics:
@@ -161,9 +184,14 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
             text = render_markdown_summary(shown, full_report=full_report or "")
         else:
             text = render(shown, fmt)
+        if appendix and fmt == "markdown":
+            text += _markdown_appendix(appendix)
     except Exception as exc:
         note_context(exc, f"rendering the {fmt} report")
         raise
+    if appendix and fmt != "markdown":
+        click.echo(f"pinport: {len(appendix)} context findings (plain additions, implementations on platforms "
+                   "the plugin refuses) not listed: --show-info lists them", err=True)
     if output is not None:
         _write(output, text)
         click.echo(f"pinport: wrote {fmt} report to {output} ({len(shown.findings)} findings)", err=True)

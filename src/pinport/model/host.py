@@ -145,11 +145,12 @@ class HostView:
         return None
 
     def calls_super(self, cls: Symbol, method: str) -> bool:
-        """Whether `cls`'s own `method` calls the base's (`super().method(`), so a patch of the base still runs."""
-        fn = cls.obj.methods.get(method) if isinstance(cls.obj, ClassInfo) else None
-        if fn is None:
+        """Whether `cls` calls the base's `method` (`super().method(`), so a patch of the base still runs:
+        from its own `method`, or from the methods it dispatches to (`forward` -> `forward_native`)."""
+        info = cls.obj if isinstance(cls.obj, ClassInfo) else None
+        if info is None or method not in info.methods:
             return False
-        text = "\n".join(self.index.lines(cls.module)[fn.line - 1:fn.end_line])
+        text = "\n".join(self.index.lines(cls.module)[info.line - 1:info.end_line])
         return f"super().{method}(" in text or re.search(rf"super\([^)]*\)\.{re.escape(method)}\(", text) is not None
 
     # -- related classes ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from functools import cached_property
 from ..config import Settings
 from ..model.index import CodeIndex
 from .discover import PluginNames, PluginSurface, discover
-from .project import find_packages
+from .project import EntryPoint, find_packages, host_entry_points
 
 
 @dataclass
@@ -21,6 +21,7 @@ class PluginModel:
     names: PluginNames
     packages: tuple[str, ...] = ()  # every package scanned
     chosen_because: str = ""  # how the packages were found (entry points, host imports …)
+    entry_points: tuple[EntryPoint, ...] = ()  # the host's plugin entry points it declares (its bootstrap)
 
     @property
     def label(self) -> str:
@@ -58,5 +59,6 @@ def load_plugin_model(index: CodeIndex, settings: Settings) -> PluginModel:
                      if any(m == p or m.startswith(p + ".") for p in packages)
                      and not any(m == s or m.startswith(s + ".") for s in skipped))
     names = PluginNames(index, settings.host)
+    project = index.tree.project_root or index.tree.root
     return PluginModel(index, packages[0], modules, discover(index, modules, settings), names,
-                       packages, found.reason)
+                       packages, found.reason, tuple(host_entry_points(project, settings)))

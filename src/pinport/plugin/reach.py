@@ -57,6 +57,7 @@ def unreached_classes(plugin: PluginModel, modules: set[str]) -> frozenset[tuple
     if not any(candidates.values()):
         return frozenset()
     used: set[tuple[str, str]] = set()
+    imported_anywhere: set[str] = set()
     for module in plugin.modules:
         tree = plugin.index.parsed(module)
         if tree is None:
@@ -77,7 +78,13 @@ def unreached_classes(plugin: PluginModel, modules: set[str]) -> frozenset[tuple
         for node in ast.walk(tree):  # `fork_module.Cls` read off an imported module
             if isinstance(node, ast.Attribute):
                 used |= {(m, node.attr) for m in candidates if m in imported and node.attr in candidates[m]}
-    return frozenset((m, c) for m, names in candidates.items() for c in names if (m, c) not in used)
+        imported_anywhere |= {m for m in candidates if m != module
+                              and any(i == m or i.startswith(m + ".") for i in imported)}
+    # a fork no other plugin module imports is loaded some way we cannot see (a path in a config, an
+    # entry point): none of its classes is known to be unused
+    imported_modules = {m for m, _ in used} | set(imported_anywhere)
+    return frozenset((m, c) for m, names in candidates.items() if m in imported_modules
+                     for c in names if (m, c) not in used)
 
 
 def plugin_call_passing(plugin: PluginModel, cls_name: str, method: str, position: int, param: str) -> int:
@@ -128,3 +135,20 @@ def backfill_site(plugin: PluginModel, members: list[tuple[str, str]]) -> tuple[
                     return node.lineno, f"`{qualname}` calls `{node.func.id}(self)`, which fills the attributes " \
                                         "an early instance lacks"
     return None
+
+
+def supported_platforms(plugin: PluginModel) -> frozenset[str]:
+    """Platforms the plugin's bootstrap insists on: `if not current_platform.is_cuda(): raise ...` in
+    an entry-point function gives {"cuda"}; empty when it checks none (every platform is possible)."""
+    out: set[str] = set()
+    for entry in plugin.entry_points:
+        module, _, attr = entry.value.partition(":")
+        fn = plugin.function_node(module.strip(), attr.strip()) if attr else None
+        for node in ast.walk(fn) if fn is not None else ():
+            if not (isinstance(node, ast.If) and any(isinstance(n, ast.Raise) for n in node.body)):
+                continue
+            test = node.test
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Call) \
+                    and isinstance(test.operand.func, ast.Attribute) and test.operand.func.attr.startswith("is_"):
+                out.add(test.operand.func.attr.removeprefix("is_"))
+    return frozenset(out)
