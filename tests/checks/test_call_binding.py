@@ -250,3 +250,20 @@ def test_cls_in_a_classmethod_may_be_a_subclass():
                    "class CfgPatch(ArcticPatch[Cfg]):\n    @classmethod\n    def make(cls):\n        return cls(1)\n\n"
                    "    def copy(self):\n        return Cfg(1)\n"}
     expect(scan(old, new, plugin), ["PP0701 error drift CfgPatch.copy:11"], at=True)
+
+
+# Plugin MRO first: a call on `self` of a plugin class that defines the method itself binds to the
+# plugin's method, whatever upstream's same-named method now takes.
+_HELPER_OLD = {"host/runner.py": "class Runner:\n    def _helper(self, a):\n        return a\n"}
+_HELPER_NEW = {"host/runner.py": "class Runner:\n    def _helper(self, a, b):\n        return a\n"}
+_OWN = "    def _helper(self, a):\n        return a\n\n"
+
+
+@pytest.mark.parametrize(("plugin", "expected"), [
+    ("class Fast(Runner):\n" + _OWN + "    def run(self):\n        return self._helper(1)\n", ["no PP0301"]),
+    ("class Fast:\n" + _OWN + "    def run(self, r: Runner):\n        return self._helper(1)\n", ["no PP0301"]),
+    ("class Fast(Runner):\n    def run(self):\n        return self._helper(1)\n", ["PP0301 error drift"]),  # twin
+])
+def test_plugin_method_comes_first_in_its_own_class(plugin, expected):
+    source = "from host.runner import Runner\n\n\n" + plugin
+    expect(run_scan(_HELPER_OLD, _HELPER_NEW, {"plug/fast.py": source}, names=("calls",)), expected)

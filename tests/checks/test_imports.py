@@ -194,3 +194,17 @@ def test_a_flag_the_old_helper_read_is_listed_without_shared_words(body, listed)
     result = scan(old, new, "from host.m import batch_invariant\n")
     expect(result, ["PP0601 error drift"])
     assert ("`host.m.HOST_MODE`" in only(result, "PP0601").suggestion) is listed
+
+
+@pytest.mark.parametrize(("use", "suggests_it"), [
+    ("def build(n):\n    return FusedMoE(n)\n", True),  # called: the factory that replaced it is a fit
+    ("def pick(layer):\n    return isinstance(layer, FusedMoE)\n", False),  # a factory cannot take an isinstance
+])
+def test_renamed_to_a_function_is_suggested_only_where_a_function_fits(use, suggests_it):
+    old = {"host/moe.py": "def FusedMoE(num_experts, top_k):\n    return None\n"}
+    new = {"host/moe.py": "def FusedMoEFactory(num_experts, top_k):\n    return None\n"}
+    result = scan(old, new, "from host.moe import FusedMoE\n\n\n" + use)
+    expect(result, ["PP0501 error drift"])
+    finding = only(result, "PP0501")
+    assert finding.args["candidate"] == "FusedMoEFactory"
+    assert finding.suggestion.startswith("use `host.moe.FusedMoEFactory`") is suggests_it

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from ..findings import Finding, Kind, Severity
 from ..model.resolve import CLASS, FUNCTION, MODULE, Symbol
 from ..model.summary import BindingKind, ClassInfo, FunctionInfo
+from ..plugin.reach import names_used_as_classes
 from ..plugin.records import Guard
 from .base import HostView, ScanContext, guard_severity
 
@@ -47,7 +48,7 @@ class ImportsCheck:
         for imp in ctx.plugin.surface.imports:
             if imp.path in provided or ctx.plugin.surface.stands_in(imp.path):
                 continue
-            finding = self._check_path(ctx, imp.path, imp.is_module_import)
+            finding = self._check_path(ctx, imp.path, imp.is_module_import, imp.site.path)
             if finding is not None:
                 kind, args, evidence, suggestion = finding
                 yield Finding(kind, args, imp.site, subject=imp.path, suggestion=suggestion,
@@ -92,7 +93,7 @@ class ImportsCheck:
             head = f"{head}.{part}"
         return None
 
-    def _check_path(self, ctx: ScanContext, path: str, is_module: bool):
+    def _check_path(self, ctx: ScanContext, path: str, is_module: bool, plugin_path: str = ""):
         host = ctx.host
         sym = host.resolve(path)
         module, _, name = path.rpartition(".")
@@ -117,8 +118,14 @@ class ImportsCheck:
         renamed = self._renamed(ctx, module, name)
         if renamed:
             args["candidate"] = renamed.path.rpartition(".")[2]
-            return (NAME_RENAMED, args, ctx.evidence(path, host_sym=renamed),
-                    f"use `{renamed.path}` (check that it does the same job)")
+            suggestion = f"use `{renamed.path}` (check that it does the same job)"
+            as_class = ctx.facts.keep(("class-uses", plugin_path),
+                                      lambda: names_used_as_classes(ctx.plugin, plugin_path))
+            if renamed.kind != CLASS and name in as_class:  # the suggestion must pass the same check
+                suggestion = (f"`{renamed.path}` took its place but is a {renamed.kind}, which the plugin's "
+                              f"`isinstance`/base/except use of `{name}` cannot take: test against the class "
+                              "the host's own code checks the same object with now")
+            return NAME_RENAMED, args, ctx.evidence(path, host_sym=renamed), suggestion
         suggestion = self._alternatives(ctx, module, name) or f"re-derive the use of `{name}` against {host.label}"
         return NAME_REMOVED, args, ctx.evidence(path), suggestion
 

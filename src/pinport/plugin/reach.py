@@ -152,3 +152,26 @@ def supported_platforms(plugin: PluginModel) -> frozenset[str]:
                     and isinstance(test.operand.func, ast.Attribute) and test.operand.func.attr.startswith("is_"):
                 out.add(test.operand.func.attr.removeprefix("is_"))
     return frozenset(out)
+
+
+def names_used_as_classes(plugin: PluginModel, path: str) -> frozenset[str]:
+    """Names a plugin file needs to be classes: `isinstance`/`issubclass` targets, bases, `except` types."""
+    module = next((m for m, p in plugin.index.paths.items() if p == path), None)
+    tree = plugin.index.parsed(module) if module else None
+    out: set[str] = set()
+
+    def names(node: ast.AST | None) -> set[str]:
+        if isinstance(node, ast.Name):
+            return {node.id}
+        if isinstance(node, ast.Tuple):
+            return {n.id for n in node.elts if isinstance(n, ast.Name)}
+        return set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
+                "isinstance", "issubclass") and len(node.args) == 2:
+            out |= names(node.args[1])
+        elif isinstance(node, ast.ClassDef):
+            out |= {b.id for b in node.bases if isinstance(b, ast.Name)}
+        elif isinstance(node, ast.ExceptHandler):
+            out |= names(node.type)
+    return frozenset(out)
