@@ -89,10 +89,12 @@ def _fold_into_missing_module(findings: list[Finding]) -> list[Finding]:
 
 
 def _fold_call_arguments(findings: list[Finding]) -> list[Finding]:
-    first: dict[tuple, int] = {}
+    first: dict[tuple, int] = {}  # the summary of each call: its lowest code (a missing argument first)
     for i, f in enumerate(findings):
         if f.code in _PER_ARGUMENT and f.plugin:
-            first.setdefault((f.plugin.path, f.plugin.line, f.args.get("callee", "")), i)
+            key = (f.plugin.path, f.plugin.line, f.args.get("callee", ""))
+            if key not in first or f.code < findings[first[key]].code:
+                first[key] = i
 
     def summary_of(f: Finding) -> int | None:
         if f.code not in _PER_ARGUMENT or not f.plugin:

@@ -166,3 +166,27 @@ def test_call_sites_beyond_ten_are_counted_not_listed(count, more):
     sites = [d for d in finding.details if d.startswith("host/runner.py:")]
     assert len(sites) == 10 and (finding.details[10] if more else None) in (more, None)
     assert (more in finding.details) if more else not any(d.startswith("...") for d in finding.details)
+
+
+_MODEL_CALLER = "from host.state import graph_capture\n\n\ndef run():\n    graph_capture(1, graph_capture_context=2)\n"
+_SINK = ("from host.state import graph_capture\n\n\nclass SinkLayer:\n    def forward(self):\n"
+         "        graph_capture(1, graph_capture_context=2)\n")
+
+
+@pytest.mark.parametrize(("files", "expected", "reason"), [
+    # severity follows the evidence: only model-specific host code calls it so -> warning, with the reason
+    ({"host/models/pangu.py": _MODEL_CALLER}, ["PP0110 warning drift"], "warning: only host code for some models"),
+    # ... or a method of a class only one model builds
+    ({"host/layers/sink.py": _SINK, "host/models/pangu.py": "from host.layers.sink import SinkLayer\n\n\n"
+                                                            "def build():\n    return SinkLayer()\n"},
+     ["PP0110 warning drift"], "warning: only host code for some models"),
+    # twin: the main path calls it -> error, naming the line that decides
+    ({"host/runner.py": _MODEL_CALLER}, ["PP0110 error drift"], "error: raises on the main path, host/runner.py:5"),
+])
+def test_severity_follows_where_the_host_calls_it(files, expected, reason):
+    old = {"host/state.py": STATE_OLD}
+    new = {"host/state.py": STATE_NEW, **files}
+    result = run_scan(old, new, {**PATCHING, PATCH: MODULE_PATCH}, checks=(ReplacedCallersCheck(),),
+                      optional_paths=("host.models",))
+    expect(result, expected)
+    assert any(d.startswith(reason) for d in only(result, "PP0110").details)

@@ -36,13 +36,12 @@ def test_findings_that_used_to_collide_are_told_apart(real_scan):
     for f in (k, v):
         assert f.plugin.path == "arctic_inference/vllm/swiftkv/llama_swiftkv.py"
         assert f.plugin.unit == "LlamaSwiftKVAttention.forward"
-        assert f.status is Status.LATENT and f.level is Severity.WARNING  # broken on 0.26.0 already
+        # broken on 0.26.0 already (latent); info: only the plugin's own decoder layer calls it with k, v
+        assert f.status is Status.LATENT and f.level is Severity.INFO
         assert f.new.path == "vllm/model_executor/models/llama.py"
     assert k.fingerprint != v.fingerprint and k.occurrence == v.occurrence == 0
-    copies = [f for f in result.findings if f.code == "PP0805" and f.plugin.unit == "VocabParallelEmbedding.weight_loader"
-              and "param.data.copy_(tmp_param)" in f.message]
-    assert [f.occurrence for f in copies] == [1, 2] and copies[0].plugin.line < copies[1].plugin.line
-    assert copies[0].fingerprint != copies[1].fingerprint
+    fingerprints = [f.fingerprint for f in result.findings]
+    assert len(set(fingerprints)) == len(fingerprints)
 
 
 def test_fingerprints_do_not_depend_on_the_versions(real_scan):
@@ -95,5 +94,5 @@ def test_default_jobs_markdown_summary_fits_a_pr_comment(real_scan):
     lines = [line for line in summary.splitlines() if line.startswith("- **PP")]
     assert len(lines) == len(result.findings)  # every finding has its line when it fits
     assert "\\`" not in summary  # code spans, not escaped backticks
-    errors_first = [line.split()[2] for line in lines[:5]]
-    assert errors_first == ["error"] * 5
+    errors_first = [line.split()[2] for line in lines[:3]]  # the fork's three import errors lead
+    assert errors_first == ["error"] * 3

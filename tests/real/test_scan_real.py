@@ -44,6 +44,7 @@ def test_replaced_module_function_lost_a_parameter(move_26_33):
     # parallel_state.graph_capture no longer takes graph_capture_context in 0.33.0 (#2).
     finding = find(move_26_33, "PP0202", "parallel_state.graph_capture", param="graph_capture_context")
     assert finding.plugin.path == "arctic_inference/vllm/ulysses.py"
+    assert finding.level is Severity.INFO  # optional (default None): no caller has to pass it
 
 
 def test_override_of_dropped_method_overrides_nothing(move_26_33):
@@ -52,15 +53,20 @@ def test_override_of_dropped_method_overrides_nothing(move_26_33):
 
 
 def test_removed_module_takes_its_patch_target_with_it(move_26_33):
-    find(move_26_33, "PP0401", "", module="vllm.transformers_utils.configs.mlp_speculator")
-    find(move_26_33, "PP0003", "mlp_speculator.MLPSpeculatorConfig")
+    # one root cause, one finding: the patch class's target lives in the missing module
+    finding = find(move_26_33, "PP0401", "", module="vllm.transformers_utils.configs.mlp_speculator")
+    assert not [f for f in move_26_33.findings if f.code == "PP0003"]
+    assert any(d.startswith("the same missing module: PP0003") and "MLPSpeculatorConfigPatch" in d
+               for d in finding.details)
 
 
-def test_latent_break_on_the_current_pin(own_pin):
-    # The forest-cascade fork's supports_combination lacks use_mm_prefix, which vLLM 0.26.0's
-    # AttentionBackend.validate_configuration passes positionally: broken on the pin already.
-    finding = find(own_pin, "PP0101", "AttentionBackend.supports_combination", param="use_mm_prefix")
-    assert finding.status is Status.LATENT
+def test_unused_fork_class_is_one_info(own_pin):
+    # The forest-cascade fork keeps its own FlashAttentionBackend, but the plugin installs
+    # ForestFlashAttentionBackend (attention/__init__.py:31), a subclass of upstream's: vLLM never calls
+    # the fork's supports_combination (which lacks use_mm_prefix) or any other of its 13 methods.
+    finding = find(own_pin, "PP0204", "flash_attn_forest_cascade.FlashAttentionBackend")
+    assert finding.level is Severity.INFO and finding.args["count"] == "13" and finding.plugin.line == 69
+    assert not [f for f in own_pin.findings if f.plugin and f.plugin.unit.startswith("FlashAttentionBackend.")]
 
 
 def test_no_error_findings_against_own_pin(own_pin):
