@@ -231,3 +231,14 @@ def test_call_on_the_plugins_own_method_follows_the_plugin(plugin, expected):
            .replace("(self, hidden, head):", "(self, hidden, head, skip=False):")}
     expect(run_scan({"host/logits.py": LOGITS}, new, {"plug/fast.py": plugin}, checks=(CopiedLinesCheck(),)),
            expected)
+
+
+def test_unit_upstream_deleted_and_the_fork_keeps_is_info():
+    # upstream drops AttentionImpl.attend (forward inlines something else): the fork keeps its own
+    attend = BACKEND[BACKEND.index("\n    def attend("):]
+    dropped = scan(BACKEND.replace(attend, "\n"))
+    expect(dropped, ["PP0801 info drift AttentionImpl.attend:41"], at=True)
+    assert only(dropped, "PP0801").suggestion.startswith("nothing to port: upstream removed")
+    # twin: upstream rewrites it instead, and the fork has to follow
+    rewritten = scan(BACKEND.replace("        weights = scores.softmax(dim=-1)\n", "        weights = scores.sigmoid()\n"))
+    expect(rewritten, ["PP0801 warning drift AttentionImpl.attend:41"], at=True)

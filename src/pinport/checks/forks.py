@@ -9,6 +9,7 @@ mirror's. The copied single lines elsewhere (the second site) are `copied_lines.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..findings import Finding, Kind, Location, Severity
@@ -39,6 +40,8 @@ FORK_LAGS = Kind("PP0807", "ForkLagsUpstream", "this file forks `{base}` and was
                  "upstream hunks since are not in the fork", Severity.WARNING, 8, NAME)
 
 KINDS = (FORK_CHANGED, FORK_MEMBER_GONE, FORK_SOURCE_GONE, DECLARED_MISSING, FORK_LAGS)
+
+_DEFINES = re.compile(r"^\+\s*(async\s+)?(def|class)\s")  # an added line that starts a new unit
 
 
 class ForksCheck:
@@ -90,6 +93,7 @@ class ForksCheck:
         ported: the place the port goes. Units of a fork class nothing uses are left out."""
         fork_units = _units(ctx.plugin.index, copy.plugin.module)
         host_units = _units(ctx.old.index, copy.old.module)
+        new_units = _units(ctx.new.index, copy.new.module) if copy.new is not None else {}
         unused = {name for module, name in ctx.facts.unused_fork_classes if module == copy.plugin.module}
         by_unit: dict[str, list[Hunk]] = {}
         for hunk in change.hunks:
@@ -105,13 +109,19 @@ class ForksCheck:
             line = fork_units.get(unit, (1, 1))[0]
             part = UpstreamChange(change.old_path, change.new_path, tuple(hunks))
             site = ctx.facts.plugin_line(copy.plugin.module, line, unit)
+            # upstream deleted the whole unit (adding nothing in its place) and the fork keeps its own
+            dropped = unit != "<module>" and unit not in new_units and not any(
+                _DEFINES.match(x) for h in pending for x in h.lines)
+            suggestion = (f"nothing to port: upstream removed `{unit}`; keep the fork's copy only while the "
+                          "fork uses it" if dropped else
+                          f"port the upstream hunks into `{unit}` (`pinport port` proposes a three-way merge of "
+                          "the whole file)")
             yield Finding(FORK_CHANGED, {**args, "label": ctx.new.label, "pending": str(len(pending)),
                                          "hunks": str(len(hunks)), "unit": unit,
                                          "where": "" if unit == "<module>" else f" to `{unit}`"},
                           site, old=span_location(ctx.old.index, copy.old, copy.subject),
                           new=span_location(ctx.new.index, copy.new, copy.subject), subject=copy.subject,
-                          suggestion=f"port the upstream hunks into `{unit}` (`pinport port` proposes a three-way "
-                                     "merge of the whole file)",
+                          suggestion=suggestion, severity=Severity.INFO if dropped else None,
                           details=part.diff_lines(), extra={"pending_hunks": [h.header for h in pending],
                                                             "score": copy.score})
 
