@@ -226,7 +226,10 @@ class SignaturesCheck:
     def _plugin_caller(ctx: ScanContext, patch: Patch, op: Param, params: tuple[Param, ...]) -> int:
         cls_name = patch.via.rpartition(".")[2]
         position = [p.name for p in params].index(op.name)
-        return plugin_call_passing(ctx.plugin, cls_name, patch.name, position, op.name) if cls_name else 0
+        if not cls_name:
+            return 0
+        return ctx.facts.keep(("plugin-call-passing", cls_name, patch.name, position, op.name),
+                              lambda: plugin_call_passing(ctx.plugin, cls_name, patch.name, position, op.name))
 
     @staticmethod
     def _absorbed(p: Param, var_pos: bool, var_kw: bool) -> bool:

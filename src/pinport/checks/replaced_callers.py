@@ -79,13 +79,14 @@ class ReplacedCallersCheck:
         details.append(f"plugin: def {render_params(patch.name, repl)} (as callers see it)")
         args = {"name": name, "base": patch.target, "label": ctx.host.label, "count": str(len(sites)),
                 "given": str(max(s[1] for s in sites)), "accepted": str(sites[0][2])}
-        main = [loc for (site, _, _), loc in zip(sites, where, strict=True) if not _optional(ctx, site)]
-        if main:
-            details.append(f"error: raises on the main path, {main[0].cited()}")
+        main = next((loc for (site, _, _), loc in zip(sites, where, strict=True) if not _optional(ctx, site)), None)
+        if main is not None:
+            details.append(f"error: raises on the main path, {main.cited()}")
         else:
             details.append("warning: only host code for some models or features calls it (setting "
                            "`optional-paths`)")
-        return Finding(kind, args, patch.site, subject=patch.target, severity=None if main else Severity.WARNING,
+        return Finding(kind, args, patch.site, subject=patch.target,
+                       severity=None if main is not None else Severity.WARNING,
                        suggestion=_SUGGEST[kind_key].format(name=name), details=tuple(details), sites=where,
                        **_evidence(ctx, patch, base))
 
@@ -105,8 +106,12 @@ def _optional(ctx: ScanContext, site: CallSite) -> bool:
     if cls is None or cls.kind != CLASS:
         return False
     name = owner.rpartition(".")[2]
+    mentioning = [m for m in ctx.facts.keep(("grep", id(ctx.host), f"{name}("), lambda: ctx.host.index.grep(f"{name}("))
+                  if m != site.module]
+    if not mentioning or len(mentioning) > _RARE_BUILDERS or not all(_under(m, prefixes) for m in mentioning):
+        return False  # built on the main path, or by many models (the text says so without parsing)
     built = list(iter_call_sites(ctx.host.resolver, name, lambda c: c.mode == CONSTRUCT and c.sym.path == cls.path,
-                                 limit=_RARE_BUILDERS + 1))
+                                 modules=mentioning, limit=_RARE_BUILDERS * 2 + 1))
     # built by one or two model- or feature-specific modules only (a class every model builds is main path)
     return 0 < len({b.module for b in built}) <= _RARE_BUILDERS and len(built) <= _RARE_BUILDERS * 2 \
         and all(_under(b.module, prefixes) for b in built)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from .similarity import line_tokens, token_ratio
 
@@ -30,6 +31,24 @@ class Counterpart:
     new_path: str  # "" when NEW no longer has the member
     new_start: int
     new_lines: tuple[str, ...]
+
+    @cached_property
+    def squashed(self) -> tuple[list[str], set[str]]:
+        """OLD lines (in order) and NEW lines with all whitespace removed: the cheap first test."""
+        return [_squash(x) for x in self.old_lines], {_squash(x) for x in self.new_lines}
+
+    @cached_property
+    def aliases(self) -> set[str]:
+        return _aliases(self.old_lines) | _aliases(self.new_lines)
+
+    @cached_property
+    def new_forms(self) -> list[tuple[str, ...]]:
+        """NEW lines as alias-normalised tokens (built only when a copied line changed)."""
+        return [_normal(line_tokens(x), self.aliases) for x in self.new_lines]
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
 
 
 def _aliases(lines: tuple[str, ...]) -> set[str]:
@@ -53,14 +72,17 @@ def _normal(toks: list[str], aliases: set[str]) -> tuple[str, ...]:
 def match_in_counterpart(text: str, part: Counterpart) -> tuple[int, str, int, str, float] | None:
     """(OLD line, OLD text, NEW line or 0, NEW text, score) when `text` copies a line of the counterpart
     at OLD that NEW changed or removed; None when NEW keeps it or the line is the plugin's own."""
-    aliases = _aliases(part.old_lines) | _aliases(part.new_lines)
-    mine = _normal(line_tokens(text), aliases)
-    new_forms = [_normal(line_tokens(x), aliases) for x in part.new_lines]
+    if part.old_lines == part.new_lines or text in part.new_lines:
+        return None  # the member did not change, or NEW still has the line as it is
+    old_squashed, new_squashed = part.squashed
+    mine_squashed = _squash(text)
+    if mine_squashed in new_squashed or mine_squashed not in old_squashed:
+        return None  # NEW keeps it (modulo layout), or it is not a line of this member: the plugin's own
+    old_index = old_squashed.index(mine_squashed)
+    mine = _normal(line_tokens(text), part.aliases)
+    new_forms = part.new_forms
     if mine in new_forms:
-        return None  # NEW still writes it (perhaps elsewhere in the member)
-    old_index = next((i for i, x in enumerate(part.old_lines) if _normal(line_tokens(x), aliases) == mine), None)
-    if old_index is None:
-        return None  # not copied from this member: the plugin's own line
+        return None  # NEW still writes it (perhaps elsewhere in the member, or through an alias)
     if not part.new_path:
         return None  # the member itself is gone: the signatures check reports that once
     scored = [(token_ratio(list(mine), list(form)), -j) for j, form in enumerate(new_forms) if form]

@@ -27,16 +27,6 @@ def _absolute(plugin: PluginModel, module: str, node: ast.ImportFrom) -> str:
     return f"{base}.{node.module}" if node.module else base
 
 
-def _docstrings(tree: ast.Module) -> set[int]:
-    out: set[int] = set()
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant):
-            out.add(id(body[0].value))
-    return out
-
-
 def _local_values(tree: ast.Module) -> set[str]:
     """Names a module loads as values (not only as `Name.attr` bases), and its decorated classes."""
     bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
@@ -56,34 +46,39 @@ def unreached_classes(plugin: PluginModel, modules: set[str]) -> frozenset[tuple
             candidates[module] = names - _local_values(tree)
     if not any(candidates.values()):
         return frozenset()
+    everything = set().union(*candidates.values())
+    leaves = {m.rpartition(".")[2] for m in candidates}
     used: set[tuple[str, str]] = set()
     imported_anywhere: set[str] = set()
     for module in plugin.modules:
-        tree = plugin.index.parsed(module)
-        if tree is None:
+        if module in candidates:
             continue
-        docstrings = _docstrings(tree)
+        text = plugin.index.source(module)
+        if not any(name in text for name in everything | leaves):
+            continue  # a module that never spells a candidate (or its module) cannot hand it on
+        tree = plugin.index.parsed(module)
         imported: set[str] = set()
-        for node in ast.walk(tree):
+        attributes: set[str] = set()
+        for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, ast.ImportFrom):
                 source = _absolute(plugin, module, node)
                 used |= {(source, a.name) for a in node.names}
-                imported |= {f"{source}.{a.name}" for a in node.names}
+                imported |= {source} | {f"{source}.{a.name}" for a in node.names}
             elif isinstance(node, ast.Import):
                 imported |= {a.name for a in node.names}
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                text = node.value.replace(":", ".")
+            elif isinstance(node, ast.Attribute) and node.attr in everything:
+                attributes.add(node.attr)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
+                value = node.value.replace(":", ".")
                 used |= {(m, c) for m, names in candidates.items() for c in names
-                         if text == c or text.endswith(f".{c}")}
-        for node in ast.walk(tree):  # `fork_module.Cls` read off an imported module
-            if isinstance(node, ast.Attribute):
-                used |= {(m, node.attr) for m in candidates if m in imported and node.attr in candidates[m]}
-        imported_anywhere |= {m for m in candidates if m != module
-                              and any(i == m or i.startswith(m + ".") for i in imported)}
+                         if value == c or value.endswith(f".{c}")}
+        for m, names in candidates.items():
+            if any(i == m or i.startswith(m + ".") for i in imported):
+                imported_anywhere.add(m)
+                used |= {(m, a) for a in attributes & names}  # `fork_module.Cls` read off the module
     # a fork no other plugin module imports is loaded some way we cannot see (a path in a config, an
     # entry point): none of its classes is known to be unused
-    imported_modules = {m for m, _ in used} | set(imported_anywhere)
-    return frozenset((m, c) for m, names in candidates.items() if m in imported_modules
+    return frozenset((m, c) for m, names in candidates.items() if m in imported_anywhere
                      for c in names if (m, c) not in used)
 
 
@@ -92,22 +87,23 @@ def plugin_call_passing(plugin: PluginModel, cls_name: str, method: str, positio
     positionally at `position`, self not counted): `x.method(...)`, or for `forward` the module call
     `self.attr(...)` on an attribute the plugin assigns a `cls_name(...)` to. 0 when none does."""
     holders: set[str] = set()
-    calls: list[tuple[str, str, ast.Call]] = []  # (module, attribute called, call)
     for module in plugin.modules:
-        tree = plugin.index.parsed(module)
+        tree = plugin.index.parsed(module) if f"{cls_name}(" in plugin.index.source(module) else None
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 func = node.value.func
                 built = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
                 if built == cls_name:
                     holders |= {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                calls.append((module, node.func.attr, node))
-    for _, attr, call in calls:
-        if attr == method or (method == "forward" and attr in holders):
-            positional = [a for a in call.args if not isinstance(a, ast.Starred)]
-            if any(k.arg == param for k in call.keywords) or len(positional) > position:
-                return call.lineno
+    called = {method} | (holders if method == "forward" else set())
+    for module in plugin.modules:
+        text = plugin.index.source(module)
+        tree = plugin.index.parsed(module) if any(f".{name}(" in text for name in called) else None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in called:
+                positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+                if any(k.arg == param for k in node.keywords) or len(positional) > position:
+                    return node.lineno
     return 0
 
 
