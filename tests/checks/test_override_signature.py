@@ -211,3 +211,10 @@ class Layer:
 def test_extra_parameter_only_the_plugin_passes(plugin, expected):
     host = {"host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"}
     expect(run_scan(host, host, {"plug/layer.py": plugin}, checks=(SignaturesCheck(),)), expected)
+
+
+def test_assigning_over_the_hosts_class_of_the_same_name_does_not_use_the_forks():
+    # `host_module.Backend = Other` writes an attribute named like the fork's class: not a use of it
+    install = ("import host.flash as target\nfrom plug.flash_fork import Impl\n\n\n"
+               "def apply():\n    target.Backend = Impl\n")
+    expect(_fork_scan(**{"plug/attention.py": install}), ["PP0204 info latent"])

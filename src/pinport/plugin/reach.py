@@ -57,15 +57,17 @@ def unreached_classes(plugin: PluginModel, modules: set[str]) -> frozenset[tuple
         if not any(name in text for name in everything | leaves):
             continue  # a module that never spells a candidate (or its module) cannot hand it on
         tree = plugin.index.parsed(module)
-        imported: set[str] = set()
+        bound: set[str] = set()  # modules bound to a name here (`import m`, `from pkg import m`)
+        sources: set[str] = set()  # modules something is imported from
         attributes: set[str] = set()
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, ast.ImportFrom):
                 source = _absolute(plugin, module, node)
                 used |= {(source, a.name) for a in node.names}
-                imported |= {source} | {f"{source}.{a.name}" for a in node.names}
+                sources.add(source)
+                bound |= {f"{source}.{a.name}" for a in node.names}
             elif isinstance(node, ast.Import):
-                imported |= {a.name for a in node.names}
+                bound |= {a.name for a in node.names}
             elif isinstance(node, ast.Attribute) and node.attr in everything:
                 attributes.add(node.attr)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
@@ -73,8 +75,9 @@ def unreached_classes(plugin: PluginModel, modules: set[str]) -> frozenset[tuple
                 used |= {(m, c) for m, names in candidates.items() for c in names
                          if value == c or value.endswith(f".{c}")}
         for m, names in candidates.items():
-            if any(i == m or i.startswith(m + ".") for i in imported):
+            if m in sources or any(i == m or i.startswith(m + ".") for i in bound):
                 imported_anywhere.add(m)
+            if m in bound:
                 used |= {(m, a) for a in attributes & names}  # `fork_module.Cls` read off the module
     # a fork no other plugin module imports is loaded some way we cannot see (a path in a config, an
     # entry point): none of its classes is known to be unused
