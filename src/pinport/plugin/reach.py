@@ -29,11 +29,17 @@ def _absolute(plugin: PluginModel, module: str, node: ast.ImportFrom) -> str:
 
 def _local_values(tree: ast.Module) -> set[str]:
     """Names a module loads as values (not only as `Name.attr` bases), and its decorated classes."""
-    bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
-    out = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-           and id(n) not in bases}
-    out |= {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.decorator_list}
-    return out
+    bases: set[int] = set()
+    loads: list[ast.Name] = []
+    out: set[str] = set()
+    for n in ast.walk(tree):  # one pass: this is the whole forked file
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+            bases.add(id(n.value))
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            loads.append(n)
+        elif isinstance(n, ast.ClassDef) and n.decorator_list:
+            out.add(n.name)
+    return out | {n.id for n in loads if id(n) not in bases}
 
 
 def unreached_classes(plugin: PluginModel, modules: set[str]) -> frozenset[tuple[str, str]]:
