@@ -247,7 +247,7 @@ def test_host_specifics_are_settings():
     assert not run_scan(host, host, files, checks=(LoadTimingCheck(),)).findings
     built = run_scan(host, host, files, checks=(LoadTimingCheck(),), plugin_loaders=("boot_plugins",))
     assert [(f.code, f.level, f.status, f.args["built"], f.args["loaded"]) for f in built.findings] == [
-        ("PP1101", Severity.WARNING, Status.LATENT, "5", "6")]
+        ("PP1101", Severity.WARNING, Status.LATENT, 5, 6)]
     assert [(s.path, s.line) for s in built.findings[0].sites] == [("host/core.py", 5), ("host/core.py", 6)]
 
     flags = "def __getattr__(name):\n    return _TABLE[name]()\n\n\n_TABLE = {\n    'HOST_A': lambda: 1,\n}\n"

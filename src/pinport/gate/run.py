@@ -184,17 +184,16 @@ def _assigned_name(line: str) -> str:
     return value.id if isinstance(value, ast.Name) else ""
 
 
-def _selection_jobs(static: ScanResult | None, host: str) -> list[dict]:
+def _selection_jobs(static: ScanResult | None) -> list[dict]:
     """The selection sites the bypass check found at NEW, to evaluate against the environment."""
     if static is None:
         return []
-    flag = re.compile(rf"\b{re.escape(host.upper())}_[A-Z0-9_]+\b")
     jobs = []
     for f in static.findings:
         if f.kind.check != "bypass" or f.new is None or not f.new.path.endswith(".py"):
             continue
         module = f.new.path[:-3].replace("/", ".").removesuffix(".__init__")
-        variables = sorted(set(flag.findall(" ".join(f.details))))
+        variables = sorted(f.extra.get("env_vars", ()))  # type: ignore[call-overload]  # what NEW's switch reads
         jobs.append({"id": len(jobs), "module": module, "path": f.new.path, "line": f.new.line,
                      "candidate": f.subject, "target": f.args.get("name", ""), "env_vars": variables})
     return jobs
@@ -265,7 +264,7 @@ def run_gate(plugin_root: Path, env: GateEnv, settings: Settings, plugin: Plugin
     job = {"plugin_root": str(plugin_root), "package": plugin.package, "modules": plugin.modules,
            "host": settings.host, "env": dict(settings.gate.env), "stub": list(settings.gate.stub),
            "entry_point": entry, "apply": list(settings.gate.apply), "patches": [_patch_job(i, p) for i, p in enumerate(patches)],
-           "selections": _selection_jobs(static, settings.host)}
+           "selections": _selection_jobs(static)}
     log(f"gate: importing {len(plugin.modules)} plugin modules with {env.python}")
     result, tail = _run_json([str(env.python), str(_HERE / "runner.py")], job, settings.gate.timeout,
                              project_root, sub_env)
@@ -463,7 +462,7 @@ def _error_line(text: str, path: str) -> int:
 
 def _join_step(joined_static: list[Finding], joined_dynamic: list[Finding]) -> GateStep:
     confirmed = [f for f in joined_static if f.status is Status.CONFIRMED]
-    unpredicted = [f for f in joined_dynamic if f.args.get("prediction", "").startswith("; no static")]
+    unpredicted = [f for f in joined_dynamic if "predicted_by" in f.extra and not f.extra["predicted_by"]]
     breaks = [f for f in joined_dynamic if "prediction" in f.args]
     evidence = tuple(f"confirmed {f.code} {f.plugin}: {f.message}" for f in confirmed)
     evidence += tuple(f"not predicted: {f.code} {f.plugin}: {f.message}" for f in unpredicted)
