@@ -184,16 +184,18 @@ def _assigned_name(line: str) -> str:
     return value.id if isinstance(value, ast.Name) else ""
 
 
-def _selection_jobs(static: ScanResult | None) -> list[dict]:
+def _selection_jobs(static: ScanResult | None, host: str) -> list[dict]:
     """The selection sites the bypass check found at NEW, to evaluate against the environment."""
     if static is None:
         return []
+    prefix = f"{host.upper()}_"
     jobs = []
     for f in static.findings:
         if f.kind.check != "bypass" or f.new is None or not f.new.path.endswith(".py"):
             continue
         module = f.new.path[:-3].replace("/", ".").removesuffix(".__init__")
-        variables = sorted(f.extra.get("env_vars", ()))  # type: ignore[call-overload]  # what NEW's switch reads
+        # the host's flags NEW's switch reads (the bypass check's data, not its wording)
+        variables = [v for v in f.extra.get("flags", ()) if v.startswith(prefix)]  # type: ignore[attr-defined]
         jobs.append({"id": len(jobs), "module": module, "path": f.new.path, "line": f.new.line,
                      "candidate": f.subject, "target": f.args.get("name", ""), "env_vars": variables})
     return jobs
@@ -264,7 +266,7 @@ def run_gate(plugin_root: Path, env: GateEnv, settings: Settings, plugin: Plugin
     job = {"plugin_root": str(plugin_root), "package": plugin.package, "modules": plugin.modules,
            "host": settings.host, "env": dict(settings.gate.env), "stub": list(settings.gate.stub),
            "entry_point": entry, "apply": list(settings.gate.apply), "patches": [_patch_job(i, p) for i, p in enumerate(patches)],
-           "selections": _selection_jobs(static)}
+           "selections": _selection_jobs(static, settings.host)}
     log(f"gate: importing {len(plugin.modules)} plugin modules with {env.python}")
     result, tail = _run_json([str(env.python), str(_HERE / "runner.py")], job, settings.gate.timeout,
                              project_root, sub_env)
