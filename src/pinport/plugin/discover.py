@@ -30,6 +30,7 @@ from .records import (
     Replacement,
     StandIn,
 )
+from .registries import declared_target, is_declaration, string_target
 
 _GUARD_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
 _WRAPPERS = ("staticmethod", "classmethod")
@@ -242,7 +243,9 @@ class _Walker(ast.NodeVisitor):
         for dec in node.decorator_list:
             self.visit(dec)
         self._bind(node.name, None)  # type: ignore[arg-type]
-        self.functions[".".join([*self.units, node.name])] = function_info(node, self.lines)
+        info = function_info(node, self.lines)
+        self.functions[".".join([*self.units, node.name])] = info
+        self._registered(node, node.decorator_list, info)
         self.units.append(node.name)
         self.kinds.append("function")
         args = node.args
@@ -270,6 +273,9 @@ class _Walker(ast.NodeVisitor):
         for dec in node.decorator_list:
             self.visit(dec)
             self._oot_decorator(dec, qual, node)
+        self._registered(node, node.decorator_list, None)
+        if target is None and not bases and (declared := declared_target(node, self.names.is_host)):
+            target, is_patch = declared, True
         owners = [target] if target else bases
         for owner in owners:
             self.out.targets.append(PatchTarget(self.loc(node), qual, self.module, owner, is_patch, self.guard))
@@ -302,7 +308,7 @@ class _Walker(ast.NodeVisitor):
                     self.out.patches.append(Patch(PatchKind.ALIAS, self.loc(stmt), owner, member, None,
                                                   self.module, qual, alias_of=kept, local_name=name,
                                                   guard=self.guard))
-                elif is_patch:
+                elif is_patch and not is_declaration(name):
                     self.out.patches.append(Patch(PatchKind.MEMBER, self.loc(stmt), owners[0], name, None,
                                                   self.module, qual, guard=self.guard))
 
@@ -345,6 +351,25 @@ class _Walker(ast.NodeVisitor):
             fn = FunctionInfo("<lambda>", value.lineno, value.lineno, signature_of(value.args, None, self.lines))
         self.out.patches.append(Patch(PatchKind.ASSIGNMENT, self.loc(node), owner, name, fn, self.module,
                                       wrapper=wrapper, guard=self.guard))
+
+    # -- registries naming their target by string ------------------------------------------------
+    def _registered(self, node: ast.AST, decorators: list[ast.expr], fn: FunctionInfo | None) -> None:
+        """`@register_patch(target="host.mod.Cls.meth")` / `@patch("host.mod", "Cls.meth")` on a def or
+        class: the object is installed at that host path, so it is an assignment patch there."""
+        for dec in decorators:
+            path = string_target(dec, self.names.is_host) if isinstance(dec, ast.Call) else None
+            if path and "." in path:
+                owner, _, name = path.rpartition(".")
+                self.out.patches.append(Patch(PatchKind.ASSIGNMENT, self.loc(node), owner, name, fn, self.module,
+                                              guard=self.guard))
+
+    def _registered_call(self, node: ast.Call) -> None:
+        """`register_patch(target="host.mod.X")(obj)`: the decorator factory applied by hand."""
+        if isinstance(node.func, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Name):
+            path = string_target(node.func, self.names.is_host)
+            if path and "." in path:
+                owner, _, name = path.rpartition(".")
+                self._assignment(node, owner, name, node.args[0])
 
     # -- out-of-tree replacements -----------------------------------------------------------------
     def _oot_decorator(self, dec: ast.expr, qual: str, node: ast.ClassDef) -> None:
@@ -411,6 +436,7 @@ class _Walker(ast.NodeVisitor):
         if isinstance(node.func, ast.Attribute) and node.func.attr == "register_model" and len(node.args) >= 2:
             self._class_path(node, node.args[1], "register_model")
         self._oot_call(node)
+        self._registered_call(node)
         func = dotted(node.func)
         if func == "sys.modules.setdefault" and node.args:
             self._stand_in(node, node.args[0])
