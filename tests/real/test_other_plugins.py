@@ -128,3 +128,16 @@ def test_string_target_registry_patches_are_discovered(real_models_of):
     methods = {m.qualname: m.owners for m in find_host_methods(models.plugin) if m.module == "vllm_rbln.patches.gpt_oss"}
     assert methods["patched_gptoss_mlp_forward"] == ("vllm.model_executor.models.gpt_oss.MLPBlock",)
     assert len(found) >= 25
+
+
+def test_worker_extension_is_a_member_of_the_host_worker(real_models_of):
+    """vllm-lens 1.3.0 sets `worker_extension_cls` to its HiddenStatesExtension (a constant, through
+    `_activations_plugin.py:332`); vLLM mixes it into its GPU Worker, so its `self` is judged as one."""
+    models, _ = real_models_of("vllm-lens", "1.3.0", "0.30.0")
+    (target,) = [t for t in models.plugin.surface.targets if t.plugin_class == "HiddenStatesExtension"]
+    assert (target.site.path, target.site.line, target.target, target.is_patch) == (
+        "vllm_lens/_worker_ext.py", 901, "vllm.v1.worker.gpu_worker.Worker", False)
+    view = models.new
+    worker = view.resolve(target.target)
+    assert worker is not None and all(view.member(worker, n) is not None
+                                      for n in ("model_runner", "parallel_config", "rank"))

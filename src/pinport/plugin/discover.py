@@ -30,7 +30,13 @@ from .records import (
     Replacement,
     StandIn,
 )
-from .registries import declared_target, is_declaration, string_target
+from .registries import (
+    checking_bases,
+    declared_target,
+    is_declaration,
+    is_type_checking,
+    string_target,
+)
 
 _GUARD_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
 _WRAPPERS = ("staticmethod", "classmethod")
@@ -131,6 +137,7 @@ class _Walker(ast.NodeVisitor):
         self.constants: dict[str, str] = {}  # module-level NAME = "string"
         self.tops: set[str] = set()  # the plugin's top-level packages: class paths into them are checked
         self.stand_in_helpers: dict[str, int] = {}  # def f(name, mod): sys.modules[name] = mod -> position
+        self.checking_bases: dict[str, str | ast.expr] = {}  # base names bound to a host class for type checkers
 
     # -- helpers -------------------------------------------------------------------------------
     def loc(self, node: ast.AST) -> Location:
@@ -269,7 +276,7 @@ class _Walker(ast.NodeVisitor):
                 break
         bases: list[str] = []
         if not is_patch:
-            bases = [p for p in (self.host_path(b) for b in node.bases) if p]
+            bases = [p for p in (self._base_path(b) for b in node.bases) if p]
         for dec in node.decorator_list:
             self.visit(dec)
             self._oot_decorator(dec, qual, node)
@@ -285,6 +292,27 @@ class _Walker(ast.NodeVisitor):
             if owners:
                 self.class_statement(stmt, owners, is_patch, qual)
             self.visit(stmt)
+        self.units.pop()
+        self.kinds.pop()
+
+    def _base_path(self, base: ast.expr) -> str | None:
+        """The host class a base denotes, also when it is one only for type checkers."""
+        if isinstance(base, ast.IfExp) and is_type_checking(base.test):
+            return self.host_path(base.body)
+        bound = self.checking_bases.get(base.id) if isinstance(base, ast.Name) else None
+        if isinstance(bound, str):
+            path = self.names.follow(bound)
+            return path if self.names.is_host(path) else None
+        return self.host_path(bound if bound is not None else base)
+
+    def adopt(self, node: ast.ClassDef, owner: str) -> None:
+        """A class the host mixes into its class `owner` (named by a class-path setting such as
+        `worker_extension_cls`): judged like a subclass of `owner`."""
+        self.out.targets.append(PatchTarget(self.loc(node), node.name, self.module, owner, False, self.guard))
+        self.units.append(node.name)
+        self.kinds.append("class")
+        for stmt in node.body:
+            self.class_statement(stmt, [owner], False, node.name)
         self.units.pop()
         self.kinds.pop()
 
@@ -537,22 +565,48 @@ def discover(index: CodeIndex, modules: list[str], settings: Settings) -> Plugin
         tree = index.parsed(module)
         if tree is None:
             continue
-        walker = _Walker(module, index.paths[module], names, settings, out, index.lines(module))
-        walker.probe_guarded = probe_guarded(tree)
-        walker.tops = {m.split(".")[0] for m in modules}
-        walker.constants = {t.id: stmt.value.value for stmt in tree.body if isinstance(stmt, ast.Assign)
-                            and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
-                            for t in stmt.targets if isinstance(t, ast.Name)}
-        for module_name in (module, *{i.module for i in _plugin_imports(tree, module, index)}):
-            walker.stand_in_helpers.update(_stand_in_helpers(index, module_name))
-        # Module-level functions first, so `Target.x = fn` can find `fn` defined later in the file.
-        for stmt in tree.body:
-            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-                walker.functions[stmt.name] = function_info(stmt, walker.lines)
-                if _OOT in walker.lines[stmt.lineno - 1] or any(_OOT in line for line in walker.lines[
-                        stmt.lineno - 1:stmt.end_lineno or stmt.lineno]):
-                    if (positions := oot_helper(stmt)) is not None:
-                        walker.oot_helpers[stmt.name] = positions
+        walker = _walker(index, module, tree, modules, names, settings, out)
         for stmt in tree.body:
             walker.visit(stmt)
+    _adopt_mixins(index, modules, names, settings, out)
     return out
+
+
+def _adopt_mixins(index: CodeIndex, modules: list[str], names: PluginNames, settings: Settings,
+                  out: PluginSurface) -> None:
+    """Plugin classes named by a class-path setting the host mixes into a class of its own
+    (`settings.class_path_hosts`) and not already related to a host class: judged as its members."""
+    hosts = dict(settings.class_path_hosts)
+    related = {(t.plugin_module, t.plugin_class) for t in out.targets}
+    for cp in list(out.class_paths):
+        module, _, name = cp.path.rpartition(".")
+        host = hosts.get(cp.how)
+        tree = index.parsed(module) if host and module in modules else None
+        node = next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == name), None) if tree else None
+        if node is None or (module, name) in related:
+            continue
+        related.add((module, name))
+        _walker(index, module, tree, modules, names, settings, out).adopt(node, host)  # type: ignore[arg-type]
+
+
+def _walker(index: CodeIndex, module: str, tree: ast.Module, modules: list[str], names: PluginNames,
+            settings: Settings, out: PluginSurface) -> _Walker:
+    """A walker over one plugin module, primed with what its statements refer to before they appear."""
+    walker = _Walker(module, index.paths[module], names, settings, out, index.lines(module))
+    walker.probe_guarded = probe_guarded(tree)
+    walker.checking_bases = checking_bases(tree, module, index.is_package(module))
+    walker.tops = {m.split(".")[0] for m in modules}
+    walker.constants = {t.id: stmt.value.value for stmt in tree.body if isinstance(stmt, ast.Assign)
+                        and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+                        for t in stmt.targets if isinstance(t, ast.Name)}
+    for module_name in (module, *{i.module for i in _plugin_imports(tree, module, index)}):
+        walker.stand_in_helpers.update(_stand_in_helpers(index, module_name))
+    # Module-level functions first, so `Target.x = fn` can find `fn` defined later in the file.
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            walker.functions[stmt.name] = function_info(stmt, walker.lines)
+            if _OOT in walker.lines[stmt.lineno - 1] or any(_OOT in line for line in walker.lines[
+                    stmt.lineno - 1:stmt.end_lineno or stmt.lineno]):
+                if (positions := oot_helper(stmt)) is not None:
+                    walker.oot_helpers[stmt.name] = positions
+    return walker

@@ -1,10 +1,13 @@
-"""Patch registries that name their target by a string rather than by an imported object.
+"""Patch targets a plugin names indirectly: by a string, or only for type checkers.
 
 Two shapes seen in real plugins: a decorator (or a decorator factory called on the object) whose
 arguments spell the host path — `@register_patch(target="vllm.mod.Cls.meth")` (vllm-rbln),
 `@patch("vllm.mod", "Cls.meth")` — and a declarative patch class whose body states the target
 (`target_module = "vllm.mod"`, `target_class = "Cls"`). Either way the decorated function or the
 class's members end up on the host object, so discovery records them as patches of that target.
+A mixin may also state its host class only for type checkers (`class Ext(Worker if TYPE_CHECKING
+else object)`, or a base name bound to the host class under `if TYPE_CHECKING:` and to `object`
+otherwise): at run time the host makes it part of that class, so it is judged as one.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from ..model.parse import dotted
+from ..model.parse import dotted, resolve_relative
+
+_CHECKING = ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 _TARGET_KEYWORDS = frozenset({"target", "target_path", "path"})
 _MODULE_KEYS = frozenset({"target_module", "module_name", "target_module_name"})
@@ -73,3 +78,27 @@ def is_declaration(name: str) -> bool:
     """Whether a class-body name only describes a declarative patch (its target, its versions)."""
     key = name.lower().lstrip("_")
     return key in _MODULE_KEYS | _CLASS_KEYS | _PATH_KEYS or "version" in key
+
+
+def is_type_checking(node: ast.expr) -> bool:
+    return dotted(node) in _CHECKING
+
+
+def checking_bases(tree: ast.Module, module: str, is_package: bool) -> dict[str, str | ast.expr]:
+    """Module names bound to a class only for type checkers and to a stand-in otherwise
+    (`if TYPE_CHECKING: from m import Worker as Base` … `else: Base = object`): name -> the imported
+    dotted path, or the expression assigned under TYPE_CHECKING."""
+    out: dict[str, str | ast.expr] = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.If) and is_type_checking(stmt.test) and stmt.orelse):
+            continue
+        fallback = {t.id for s in stmt.orelse if isinstance(s, ast.Assign) for t in s.targets
+                    if isinstance(t, ast.Name)}
+        for sub in stmt.body:
+            if isinstance(sub, ast.ImportFrom):
+                base = resolve_relative(module, is_package, sub.level, sub.module)
+                out.update({a.asname or a.name: f"{base}.{a.name}" for a in sub.names
+                            if (a.asname or a.name) in fallback})
+            elif isinstance(sub, ast.Assign):
+                out.update({t.id: sub.value for t in sub.targets if isinstance(t, ast.Name) and t.id in fallback})
+    return out
