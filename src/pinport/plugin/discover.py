@@ -21,6 +21,8 @@ from ..model.parse import dotted, function_info, resolve_relative, signature_of
 from ..model.summary import BindingKind, FunctionInfo
 from .records import (
     ClassPath,
+    Deletion,
+    EnvEntry,
     Guard,
     HostImport,
     HostUse,
@@ -68,6 +70,8 @@ class PluginSurface:
     replacements: list[Replacement] = field(default_factory=list)
     stand_ins: list[StandIn] = field(default_factory=list)
     class_paths: list[ClassPath] = field(default_factory=list)
+    deletions: list[Deletion] = field(default_factory=list)
+    env_entries: list[EnvEntry] = field(default_factory=list)
 
     def stands_in(self, path: str) -> bool:
         """Whether a host path lies in a module the plugin itself installs under that name."""
@@ -348,6 +352,8 @@ class _Walker(ast.NodeVisitor):
                 self._class_path(node, node.value, name)
             if isinstance(target, ast.Subscript) and dotted(target.value) == "sys.modules":
                 self._stand_in(node, target.slice)
+            if isinstance(target, ast.Subscript):
+                self._env_entry(node, target.value, [target.slice])
             if isinstance(target, ast.Attribute) and not self._in_class_body():
                 owner = self.host_path(target.value)
                 if owner:
@@ -364,10 +370,27 @@ class _Walker(ast.NodeVisitor):
                                                       guard=self.guard))
         self.generic_visit(node)
 
+    def visit_Delete(self, node: ast.Delete) -> None:
+        """`del Host.member` outside a class body: the host class loses that member of its own."""
+        for target in node.targets:
+            owner = self.host_path(target.value) if isinstance(target, ast.Attribute) else None
+            if owner and not self._in_class_body():
+                self.out.deletions.append(Deletion(self.loc(node), owner, target.attr, self.guard))  # type: ignore[union-attr]
+        self.generic_visit(node)
+
+    def _env_entry(self, node: ast.AST, table: ast.expr, keys: list[ast.expr | None]) -> None:
+        """`envs.environment_variables["X"] = ...` (or `.update({"X": ...})`): a flag the plugin adds."""
+        path = self.host_path(table)
+        if path and path.endswith(".environment_variables"):
+            module = path.rpartition(".")[0]
+            for key in keys:
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    self.out.env_entries.append(EnvEntry(self.loc(node), module, key.value))
+
     def _in_class_body(self) -> bool:
         return bool(self.kinds) and self.kinds[-1] == "class"
 
-    def _assignment(self, node: ast.AST, owner: str, name: str, value: ast.AST) -> None:
+    def _assignment(self, node: ast.AST, owner: str, name: str, value: ast.AST, by_string: bool = False) -> None:
         wrapper = ""
         if isinstance(value, ast.Call) and dotted(value.func) in _WRAPPERS and value.args:
             wrapper, value = dotted(value.func), value.args[0]
@@ -378,7 +401,7 @@ class _Walker(ast.NodeVisitor):
         elif isinstance(value, ast.Lambda):
             fn = FunctionInfo("<lambda>", value.lineno, value.lineno, signature_of(value.args, None, self.lines))
         self.out.patches.append(Patch(PatchKind.ASSIGNMENT, self.loc(node), owner, name, fn, self.module,
-                                      wrapper=wrapper, guard=self.guard))
+                                      wrapper=wrapper, guard=self.guard, by_string=by_string))
 
     # -- registries naming their target by string ------------------------------------------------
     def _registered(self, node: ast.AST, decorators: list[ast.expr], fn: FunctionInfo | None) -> None:
@@ -389,7 +412,7 @@ class _Walker(ast.NodeVisitor):
             if path and "." in path:
                 owner, _, name = path.rpartition(".")
                 self.out.patches.append(Patch(PatchKind.ASSIGNMENT, self.loc(node), owner, name, fn, self.module,
-                                              guard=self.guard))
+                                              guard=self.guard, by_string=True))
 
     def _registered_call(self, node: ast.Call) -> None:
         """`register_patch(target="host.mod.X")(obj)`: the decorator factory applied by hand."""
@@ -397,7 +420,7 @@ class _Walker(ast.NodeVisitor):
             path = string_target(node.func, self.names.is_host)
             if path and "." in path:
                 owner, _, name = path.rpartition(".")
-                self._assignment(node, owner, name, node.args[0])
+                self._assignment(node, owner, name, node.args[0], by_string=True)
 
     # -- out-of-tree replacements -----------------------------------------------------------------
     def _oot_decorator(self, dec: ast.expr, qual: str, node: ast.ClassDef) -> None:
@@ -465,6 +488,9 @@ class _Walker(ast.NodeVisitor):
             self._class_path(node, node.args[1], "register_model")
         self._oot_call(node)
         self._registered_call(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "update" and node.args and isinstance(
+                node.args[0], ast.Dict):
+            self._env_entry(node, node.func.value, node.args[0].keys)
         func = dotted(node.func)
         if func == "sys.modules.setdefault" and node.args:
             self._stand_in(node, node.args[0])
