@@ -176,3 +176,9 @@ def test_a_line_that_mostly_changed_is_no_rename_evidence():
     base = "m = M(\n    use_x=use_x,\n    keep=keep,\n)\nfrom a import (\n    flag_fp8,\n)\n"
     theirs = "m = M(\n    n_y=n_y,\n    keep=keep,\n)\nfrom a import (\n    PAGE,\n)\n"
     assert find_renames(base, theirs) == []
+
+
+def test_words_of_a_docstring_are_no_rename():
+    base = 'def f():\n    """Capture\n    the graph here.\n    """\n    return 1\n'
+    theirs = base.replace("    the graph here.", "    some graph here.")
+    assert find_renames(base, theirs) == []

@@ -390,8 +390,8 @@ def _names(toks: list[Token]) -> set[str]:
 
 def find_renames(base: str, theirs: str) -> list[Rename]:
     """Names upstream renamed: in lines it changed that are otherwise token for token the same,
-    a name replaced one for one by a name OLD did not use, always by the same one, and spelled
-    nowhere in NEW any more."""
+    a name of OLD's code (not a word of a docstring line) replaced one for one by a name OLD did
+    not use, always by the same one, and spelled nowhere in NEW's code any more."""
     a, b = base.split("\n"), theirs.split("\n")
     seen: dict[tuple[str, str], set[str]] = {}
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -405,7 +405,8 @@ def find_renames(base: str, theirs: str) -> list[Rename]:
         return []
     was, now = _names(before), _names(after)
     return sorted((Rename(old, next(iter(new)), owner) for (old, owner), new in seen.items()
-                   if len(new) == 1 and old not in now and not new & was), key=lambda r: (r.owner, r.old))
+                   if len(new) == 1 and old in was and old not in now and not new & was and new <= now),
+                  key=lambda r: (r.owner, r.old))
 
 
 def _pairs(old: list[str], new: list[str]) -> list[tuple[list[Token], list[Token]]]:
