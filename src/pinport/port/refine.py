@@ -161,17 +161,35 @@ def code_key(text: str) -> str:
 
 
 def comments(text: str) -> set[str]:
-    """The comments of a text (stripped), or every stripped line when it does not tokenise."""
-    toks = tokens(textwrap.dedent(text))
-    if toks is None:
-        return {x.strip() for x in text.split("\n") if x.strip()}
-    return {t.text.strip() for t in toks if t.kind == tokenize.COMMENT}
+    """The comments of a text, stripped (a `#` inside a string on its line is no comment)."""
+    return {part.strip() for line in text.split("\n") for k, part in enumerate(_CODE_SPLIT.split(line))
+            if k % 2 and part.startswith("#")}
+
+
+def _words(text: str) -> list[str]:
+    """The words of a text, comments cut off: the same for two texts with one syntax tree (but for
+    rare spellings such as implicitly joined strings, which then merely count as different)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        for k, part in enumerate(_CODE_SPLIT.split(line)):
+            if k % 2 == 0 or not part.startswith("#"):
+                out.extend(re.findall(r"\w+", part))
+    return out
+
+
+def same_code(a: str, b: str) -> bool:
+    """Whether two texts are the same code laid out differently (comments aside)."""
+    if a == b:
+        return True
+    if _words(a) != _words(b):
+        return False  # the cheap test first: whole classes are compared here
+    return code_key(a) == code_key(b)
 
 
 def is_reflow(side: str, base: str) -> bool:
     """Whether a side's text says what base says, only laid out differently or with comments
     dropped (none added): a change that carries nothing of that side's own."""
-    return code_key(side) == code_key(base) and comments(side) <= comments(base)
+    return same_code(side, base) and comments(side) <= comments(base)
 
 
 # -- diff3 over any sequence ---------------------------------------------------------------------
@@ -542,7 +560,7 @@ class _Merger:
             t = theirs[yours[i]] if i in yours else None
             if o is not None and t is not None:
                 out.extend(self._statement(b, o, t))
-            elif o is None and t is not None and not _same(t, b) and not is_reflow(t.text, b.text):
+            elif o is None and t is not None and not _same(t, b) and not same_code(t.text, b.text):
                 out.extend(self._conflict([], b.lines, t.lines))  # removed here, changed upstream
             elif t is None and o is not None and not _same(o, b):
                 if is_reflow(o.text, b.text):  # only re-laid out here: upstream's removal stands
@@ -582,7 +600,7 @@ class _Merger:
             return theirs.lines
         if _same(theirs, base):
             return ours.lines
-        if code_key(theirs.text) == code_key(base.text):  # upstream re-laid it out or edited comments only
+        if same_code(theirs.text, base.text):  # upstream re-laid it out or edited comments only
             return ours.lines
         if is_reflow(ours.text, base.text):  # the plugin only re-laid it out: upstream's edit stands
             self.reflowed.append((ours.text, base.text))
@@ -590,7 +608,7 @@ class _Merger:
         if base.children is not None and ours.children is not None and theirs.children is not None:
             saved = (self.statement_merges, self.token_merges, dict(self.rewritten), len(self.reflowed))
             merged = self.nodes(base.children, ours.children, theirs.children)
-            if sound(merged, ours.text, theirs.text):
+            if _same_frame(base, ours, theirs) or sound(merged, ours.text, theirs.text):
                 self.statement_merges += 1
                 return merged
             # merged part by part the statement no longer parses (`else:` then `elif`): undo, go coarser
@@ -639,6 +657,14 @@ def _likeness(a: Node, b: Node) -> float:
     first = difflib.SequenceMatcher(None, a.ident.split(), b.ident.split(), autojunk=False).ratio()
     whole = difflib.SequenceMatcher(None, a.text.split(), b.text.split(), autojunk=False).ratio()
     return (first + whole) / 2
+
+
+def _same_frame(*nodes: Node) -> bool:
+    """Whether the sides share a compound statement's frame (header, `else:`, `finally:` lines):
+    then merging its blocks one by one cannot break its structure (the blocks are checked inside)."""
+    frames = [[" ".join(x.text.split()) for x in n.children or () if not x.kind and x.children is None]
+              for n in nodes]
+    return all(f == frames[0] for f in frames)
 
 
 def resolved(lines: Sequence[str], side: int) -> list[str]:
