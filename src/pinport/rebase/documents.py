@@ -1,4 +1,5 @@
-"""The four documents of a rebase: REBASE_REPORT.md, REBASE_PLAN.md, REBASE_TEST.md, EVOLUTION.md.
+"""The four documents of a rebase: REBASE_REPORT.md, REBASE_PLAN.md, REBASE_TEST.md, EVOLUTION.md,
+and the HTML report beside them (REBASE_REPORT.html).
 
 Rendering is a pure function of the Rebase record (no clock, no absolute temp paths), so a
 re-run over the same inputs writes the same bytes. `write_documents` replaces each document's
@@ -10,16 +11,19 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import PinportError
 from ..findings import Finding, Location, Severity, Status
 from ..model.resolve import CLASS, MODULE
+from ..port.plan import CONFLICT, UNVERIFIED
 from .run import Rebase
 from .runbook import PHASES, Unit, read_tests, tests_for
 
 KEEP = "<!-- pinport: keep below -->"
 NAMES = ("REBASE_REPORT.md", "REBASE_PLAN.md", "REBASE_TEST.md", "EVOLUTION.md")
+HTML = "REBASE_REPORT.html"
 
 # How surely a finding breaks, by the check that made it (REBASE_REPORT ranks by this after severity).
 _SURETY = {"signatures": 0, "attributes": 0, "calls": 0, "callers": 0, "imports": 0, "aliases": 0,
@@ -231,11 +235,7 @@ def render_plan(r: Rebase, links: _Links) -> str:
         assigned |= {f.fingerprint for f in chosen}
         out += [f"## {title}", ""]
         if title.startswith("Phase 3"):
-            for item in r.merges:
-                key = f"{item.copy.plugin.path}::{item.copy.unit}"
-                out.append(f"- [{'x' if key in r.merged else ' '}] clean three-way merge of `{item.copy.unit}` "
-                           f"({item.copy.kind}, {r.tree_prefix}{item.copy.plugin.path}:{item.copy.plugin.start})"
-                           " — `--apply` makes it")
+            out += _merge_items(r)
         for path, findings in _by_file(chosen):
             out.append(f"### `{r.tree_prefix}{path}`")
             out += [_check(f, r, links, fixes) for f in findings]
@@ -249,6 +249,25 @@ def render_plan(r: Rebase, links: _Links) -> str:
             "and `python -m pytest --collect-only`", "",
             "## Phase 6 — GPU runbook", "", "- [ ] every phase of REBASE_TEST.md passes", ""]
     return "\n".join(out)
+
+
+def _merge_items(r: Rebase) -> list[str]:
+    """One checkbox per copy whose upstream changed: the verified clean merges `--apply` makes, and
+    the proposals it leaves to a person, with why (a failed verification, conflicts)."""
+    out = []
+    for item in r.port:
+        copy = item.copy
+        where = f"({copy.kind}, {r.tree_prefix}{copy.plugin.path}:{copy.plugin.start})"
+        key = f"{copy.plugin.path}::{copy.unit}"
+        if item in r.merges:
+            out.append(f"- [{'x' if key in r.merged else ' '}] clean three-way merge of `{copy.unit}` {where}"
+                       " — `--apply` makes it")
+        elif item.status == UNVERIFIED:
+            out.append(f"- [ ] merge of `{copy.unit}` {where} not applied: {_md(item.verification)}")
+        elif item.status == CONFLICT:
+            out.append(f"- [ ] merge of `{copy.unit}` {where} leaves {item.conflicts} conflict(s): "
+                       "`pinport port --write DIR` writes the proposal with them marked")
+    return out
 
 
 # --- REBASE_TEST.md ---------------------------------------------------------------------------
@@ -350,6 +369,16 @@ def render_documents(rebase: Rebase, out: Path, evolution: str) -> dict[str, str
             "REBASE_TEST.md": render_runbook(rebase), "EVOLUTION.md": evolution}
 
 
+def render_html_report(rebase: Rebase) -> str:
+    """REBASE_REPORT.html: the HTML report of every finding, pins included (the renderer of
+    `--format html`: one self-contained file, the code beside each finding, every copy's merge)."""
+    from ..report.excerpts import build_html_context
+    from ..report.html import render_html
+
+    result = replace(rebase.scan, findings=tuple(sorted(rebase.findings, key=Finding.sort_key)))
+    return render_html(result, build_html_context(rebase.models, rebase.settings, result, port_items=rebase.port))
+
+
 def merge_kept(generated: str, existing: str | None) -> str:
     """The generated text, then the keep marker and whatever followed it in the existing file."""
     kept = existing.split(KEEP, 1)[1] if existing and KEEP in existing else "\n"
@@ -357,14 +386,15 @@ def merge_kept(generated: str, existing: str | None) -> str:
 
 
 def write_documents(documents: dict[str, str], out: Path) -> list[Path]:
-    """Write each document into `out`, keeping what a maintainer wrote below the marker."""
+    """Write each document into `out`, keeping what a maintainer wrote below the marker (in the
+    Markdown ones; an HTML document is generated whole)."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         written = []
         for name, text in documents.items():
             path = out / name
             existing = path.read_text(encoding="utf-8") if path.is_file() else None
-            final = merge_kept(text, existing)
+            final = merge_kept(text, existing) if name.endswith(".md") else text
             if final != existing:
                 path.write_text(final, encoding="utf-8")
             written.append(path)
