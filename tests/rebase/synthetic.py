@@ -237,17 +237,18 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def build(tmp: Path) -> Synthetic:
+def build(tmp: Path, layout: str = "") -> Synthetic:
+    """The repository; `layout="src/"` puts the package under src/ (the tests stay at the root)."""
     old_host = _write(tmp / "host-0.2.0", HOST_OLD)
     new_host = _write(tmp / "host-0.4.0", HOST_NEW)
     repo = ScratchRepo(tmp / "demo")
     files = {
         "pyproject.toml": pyproject("0.1.0"),
-        "demo_plugin/__init__.py": "",
-        "demo_plugin/patching.py": PATCHING.lstrip("\n"),
-        "demo_plugin/patches.py": PATCHES.lstrip("\n"),
-        "demo_plugin/other.py": "VALUE = 1\n",
-        "demo_plugin/engine_patch.py": ENGINE_PATCH.lstrip("\n"),
+        f"{layout}demo_plugin/__init__.py": "",
+        f"{layout}demo_plugin/patching.py": PATCHING.lstrip("\n"),
+        f"{layout}demo_plugin/patches.py": PATCHES.lstrip("\n"),
+        f"{layout}demo_plugin/other.py": "VALUE = 1\n",
+        f"{layout}demo_plugin/engine_patch.py": ENGINE_PATCH.lstrip("\n"),
         "tests/test_patches.py": TEST_PATCHES.lstrip("\n"),
         "tests/test_other.py": TEST_OTHER.lstrip("\n"),
     }

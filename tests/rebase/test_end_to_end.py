@@ -87,7 +87,8 @@ def test_apply_branch_end_to_end(synthetic: Synthetic, tmp_path: Path, capsys: p
     assert any("`PP0101`" in line and "budget" in line for line in ticked)
     assert any("`PP020" in line and "strict" in line for line in ticked)
     assert any("`PP0020`" in line for line in ticked) and any("`PP0021`" in line for line in ticked)
-    assert [line for line in open_ if "`PP0601`" in line and "`gone`" in line]
+    assert [line for line in open_ if "`PP0601`" in line and "`gone`" in line
+            and "not a safe fix: `gone` is defined nowhere in NEW" in line]
     assert not [line for line in open_ if "`PP0402`" in line or "`PP0101`" in line]
     assert "- [x] clean three-way merge of `EnginePatch.step` (mirror, demo_plugin/engine_patch.py:16)" in plan
     assert "- [ ] merge of `EnginePatch.drain` (mirror, demo_plugin/engine_patch.py:7) not applied: still PP1202 " \
@@ -175,3 +176,26 @@ def test_apply_then_the_gate_in_a_host_environment(synthetic: Synthetic, tmp_pat
     assert "FAIL import:" in gate and "cannot import name 'gone' from 'hostlib.utils'" in gate
     assert "confirmed PP0601 demo_plugin/patches.py:3" in gate  # the static finding the gate confirms
     assert "import `helper`" not in gate  # the safe fix took it out before the gate ran
+
+
+def test_a_src_layout_names_files_as_the_repository_does(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Paths in what is printed and written start at the repository root (`src/...`), once."""
+    s = build(tmp_path / "src-layout", layout="src/")
+    out = tmp_path / "docs"
+    assert _rebase(s, out, "--apply", "--branch") == 1
+    printed = capsys.readouterr().out
+    assert "src/demo_plugin/patches.py:1  import `helper` from `hostlib.helpers`" in printed
+    assert "src/demo_plugin/engine_patch.py:16  clean three-way merge of `EnginePatch.step` (mirror)" in printed
+    patches = (s.root / "src/demo_plugin/patches.py").read_text()
+    assert patches.startswith("from hostlib.utils import kept  # helpers\nfrom hostlib.helpers import helper\n")
+    assert "        self.steps += len(batch)\n" in (s.root / "src/demo_plugin/engine_patch.py").read_text()
+    documents = "".join((out / name).read_text() for name in ("REBASE_REPORT.md", "REBASE_PLAN.md",
+                                                               "REBASE_TEST.md", "REBASE_REPORT.html"))
+    assert "src/src/" not in documents and "src/demo_plugin/patches.py:1" in documents
+    plan = (out / "REBASE_PLAN.md").read_text()
+    assert "### `src/demo_plugin/patches.py`" in plan
+    assert "- [x] clean three-way merge of `EnginePatch.step` (mirror, src/demo_plugin/engine_patch.py:16)" in plan
+    runbook = (out / "REBASE_TEST.md").read_text()
+    row = next(line for line in runbook.splitlines()
+               if line.startswith("| `src/demo_plugin/patches.py` `MyRunner.load`"))
+    assert "`tests/test_patches.py`" in row

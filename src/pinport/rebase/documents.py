@@ -55,10 +55,11 @@ class _Links:
         self.rebase, self.out = rebase, out.resolve()
         self.url = rebase.settings.host_source_url
 
-    def plugin(self, loc: Location | None, prefixed: bool = True) -> str:
+    def plugin(self, loc: Location | None) -> str:
+        """A link to a plugin location; findings name files from the repository root already."""
         if loc is None:
             return ""
-        rel = (self.rebase.tree_prefix if prefixed else "") + loc.path
+        rel = loc.path
         text = f"{rel}:{loc.line}"
         root = self.rebase.repo_root
         if root is None:
@@ -77,7 +78,7 @@ class _Links:
 
 def _finding_line(f: Finding, links: _Links, rebase: Rebase) -> str:
     drift = f" #{f.kind.drift}" if f.kind.drift else ""
-    where = links.plugin(f.plugin, prefixed=f.kind.check != "rebase")
+    where = links.plugin(f.plugin)
     evidence = ""
     if f.old or f.new:
         evidence = f" (OLD {links.host(f.old, rebase.old)}, NEW {links.host(f.new, rebase.new)})"
@@ -113,9 +114,9 @@ def _modules(rebase: Rebase) -> dict[str, set[str]]:
     surface = rebase.models.plugin.surface
     out: dict[str, set[str]] = {}
     for target in surface.targets:
-        out.setdefault(target.site.path, set()).add(target.target)
+        out.setdefault(rebase.tree_prefix + target.site.path, set()).add(target.target)
     for patch in surface.patches:
-        out.setdefault(patch.site.path, set()).add(patch.owner)
+        out.setdefault(rebase.tree_prefix + patch.site.path, set()).add(patch.owner)
     return out
 
 
@@ -133,7 +134,7 @@ def render_report(rebase: Rebase, links: _Links) -> str:
     out += ["## Pins (phase 0)", "", "| file:line | statement | before | after |", "|---|---|---|---|"]
     for e in r.pins.edits:
         after = f"`{_md(e.after.strip())}`" if e.changes else "left alone"
-        out.append(f"| {links.plugin(e.finding.plugin, prefixed=False)} | {_md(e.what)} | "
+        out.append(f"| {links.plugin(e.finding.plugin)} | {_md(e.what)} | "
                    f"`{_md(e.before.strip())}` | {after} |")
     if not r.pins.edits:
         out.append("| — | no pin statement to move | | |")
@@ -146,7 +147,7 @@ def render_report(rebase: Rebase, links: _Links) -> str:
     ordered = sorted(set(by_file) | set(targets), key=lambda p: (
         min((rank_key(f) for f in by_file.get(p, [])), default=(9,)), p))
     for path in ordered:
-        out += [f"### `{r.tree_prefix}{path}`", ""]
+        out += [f"### `{path}`", ""]
         for target in sorted(targets.get(path, ())):
             found = _host_file(r, target, True) or _host_file(r, target, False)
             if found is None:
@@ -213,7 +214,7 @@ def _by_file(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
 
 
 def render_plan(r: Rebase, links: _Links) -> str:
-    fixes = {f.finding.fingerprint: f"{f.what} ({r.tree_prefix}{f.path}:{f.line})" for f in r.fixes.fixes}
+    fixes = {f.finding.fingerprint: f"{f.what} ({f.path}:{f.line})" for f in r.fixes.fixes}
     remaining = sum(1 for f in r.findings if f.fingerprint not in r.done)
     out = [f"# Rebase plan: {r.plugin_label}, {r.host_label_old} → {r.new}", "",
            f"{len(r.findings)} items, {len(r.findings) - remaining} done, {remaining} open. "
@@ -225,7 +226,7 @@ def render_plan(r: Rebase, links: _Links) -> str:
         f = e.finding
         done = f.fingerprint in r.done or not e.changes
         change = f"`{_md(e.before.strip())}` → `{_md(e.after.strip())}`" if e.changes else "left alone"
-        out.append(f"- [{'x' if done else ' '}] `{f.code}` {links.plugin(f.plugin, prefixed=False)} "
+        out.append(f"- [{'x' if done else ' '}] `{f.code}` {links.plugin(f.plugin)} "
                    f"{_md(f.message)}: {change}")
     out.append("")
     assigned: set[str] = set()
@@ -237,7 +238,7 @@ def render_plan(r: Rebase, links: _Links) -> str:
         if title.startswith("Phase 3"):
             out += _merge_items(r)
         for path, findings in _by_file(chosen):
-            out.append(f"### `{r.tree_prefix}{path}`")
+            out.append(f"### `{path}`")
             out += [_check(f, r, links, fixes) for f in findings]
             out.append("")
         if not chosen:
@@ -273,7 +274,7 @@ def _merge_items(r: Rebase) -> list[str]:
 # --- REBASE_TEST.md ---------------------------------------------------------------------------
 
 def _units(r: Rebase) -> dict[tuple[str, str], list[str]]:
-    """(plugin file, unit) -> what changed or was flagged there."""
+    """(plugin file from the repository root, unit) -> what changed or was flagged there."""
     out: dict[tuple[str, str], list[str]] = {}
     for f in sorted(r.scan.findings, key=rank_key):
         if f.plugin is not None and f.level is not Severity.INFO:
@@ -281,20 +282,22 @@ def _units(r: Rebase) -> dict[tuple[str, str], list[str]]:
     for fix in r.fixes.fixes:
         out.setdefault((fix.path, fix.finding.plugin.unit or "<module>"), []).append(f"safe fix: {fix.what}")
     for item in r.merges:
-        out.setdefault((item.copy.plugin.path, item.copy.unit), []).append("clean merge of upstream's change")
+        out.setdefault((r.tree_prefix + item.copy.plugin.path, item.copy.unit), []).append(
+            "clean merge of upstream's change")
     return out
 
 
 def render_runbook(r: Rebase) -> str:
     tests = read_tests(r.snapshot.files, r.snapshot.read)
     index = r.models.plugin.index
-    modules = {path: module for module, path in index.paths.items()}
+    modules = {r.tree_prefix + path: module for module, path in index.paths.items()}
     host_names: dict[tuple[str, str], set[str]] = {}
     for patch in r.models.plugin.surface.patches:
-        host_names.setdefault((patch.site.path, patch.site.unit or "<module>"), set()).add(patch.name)
+        site = (r.tree_prefix + patch.site.path, patch.site.unit or "<module>")
+        host_names.setdefault(site, set()).add(patch.name)
         owner = r.models.new.resolve(patch.owner) or r.models.old.resolve(patch.owner)
         if owner is not None and owner.kind in (CLASS, MODULE):
-            host_names[(patch.site.path, patch.site.unit or "<module>")].add(owner.path.rpartition(".")[2])
+            host_names[site].add(owner.path.rpartition(".")[2])
     out = [f"# GPU test runbook: {r.plugin_label} on {r.host_label_new}", "",
            f"Install {r.settings.host_dist}=={r.new} and the plugin, then run the phases in order; stop at the "
            "first failure and fix it before going on.", "",
@@ -309,7 +312,7 @@ def render_runbook(r: Rebase) -> str:
             by_phase[test.phase].add(test.path)
         listed = "<br>".join(f"`{t.path}` ({w})" for t, w in hits) or "none found: add one"
         watch = "; ".join(dict.fromkeys(why))
-        out.append(f"| `{r.tree_prefix}{path}` `{unit}` | {_md(watch)} | {listed} | "
+        out.append(f"| `{path}` `{unit}` | {_md(watch)} | {listed} | "
                    f"{_watch(why)} |")
     if not units:
         out.append("| — | nothing changed or flagged | | |")

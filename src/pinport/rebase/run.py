@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,7 +93,7 @@ class Rebase:
     fixes: FixPlan
     port: tuple[PortItem, ...]  # every copy's merge proposal, the clean ones verified (`port.verified_port`)
     snapshot: Snapshot  # the plugin project at the base
-    tree_prefix: str  # the import root inside the project ("" or "src/")
+    tree_prefix: str  # the import root inside the project ("" or "src/"); findings' paths start above it
     done: frozenset[str] = frozenset()  # fingerprints the working tree no longer has
     merged: frozenset[str] = frozenset()  # mirror/fork units whose clean merge is in the working tree
     applied: list[Applied] = field(default_factory=list)
@@ -181,10 +180,6 @@ def _dirty(root: Path) -> str:
 def _plugin_models(tree: SourceTree, host: Models, settings: Settings, cache: IndexCache) -> Models:
     plugin = load_plugin_model(load_index(tree, cache), settings)
     return Models(plugin, host.old, host.new, host.history, host.index_cache)
-
-
-def _prefixed(prefix: str, read: Callable[[str], str | None]) -> Callable[[str], str | None]:
-    return lambda rel: read(prefix + rel)
 
 
 def run_rebase(options: RebaseOptions, progress: ProgressFn = no_progress) -> Rebase:
@@ -287,7 +282,7 @@ def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
                     repo_root=project if git is not None else None)
 
     def plan_edits() -> tuple[FixPlan, tuple[PortItem, ...]]:
-        return (plan_fixes(result.findings, models.new, _prefixed(prefix, snapshot.read)),
+        return (plan_fixes(result.findings, models.new, snapshot.read),  # findings name files from the root
                 verified_port(models, settings, result.findings))
 
     if options.stops and can_fork():  # the stops (over both cores) and the edits' planning side by side
@@ -342,10 +337,10 @@ def _apply(rebase: Rebase, project: Path, tree: SourceTree, settings: Settings, 
         work = _plugin_models(load_directory(project, settings.plugin_package or None), rebase.models,
                               settings, index_cache)
         findings = scan_models(work, settings).findings
-    fixes = plan_fixes(findings, work.new, _prefixed(prefix, disk_snapshot(project).read))
+    fixes = plan_fixes(findings, work.new, disk_snapshot(project).read)
     for path, (before, after) in fixes.texts.items():
-        write_text(project, prefix + path, before, after)
-    applied += [Applied(prefix + f.path, f.line, f.before, f.after, f.what) for f in fixes.fixes]
+        write_text(project, path, before, after)
+    applied += [Applied(f.path, f.line, f.before, f.after, f.what) for f in fixes.fixes]
     return applied
 
 

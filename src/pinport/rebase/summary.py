@@ -31,7 +31,7 @@ def render_summary(rebase: Rebase, written: list[Path]) -> str:
         for e in planned:
             out.append(f"  {e.path}:{e.line}  {e.before.strip()}  ->  {e.after.strip()}")
         for f in r.fixes.fixes:
-            out.append(f"  {r.tree_prefix}{f.path}:{f.line}  {f.what}")
+            out.append(f"  {f.path}:{f.line}  {f.what}")
     for e in r.pins.edits:
         if not e.changes:
             out.append(f"  left alone: {e.path}:{e.line} {e.finding.message}")
