@@ -21,7 +21,7 @@ from .findings import Location
 from .model.host import HostView
 from .model.index import IndexCache
 from .model.resolve import CLASS, EXTERNAL, Resolver, Symbol
-from .model.summary import ClassInfo
+from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.callers import Failure, host_call_failures, replaced_units
 from .plugin.forks import Copies, find_copies, find_copy_sources
@@ -42,6 +42,8 @@ from .sources.tree import SourceTree
 
 _SELF_NAME = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
 _PLUGIN_SIDE = ("uses", "host_methods", "added_members", "plugin_resolver")  # cached facts of the plugin alone
+_FORWARD = re.compile(r"return\s+self\.([A-Za-z_]\w*)\(\s*\*\w+\s*,\s*\*\*\w+\s*\)")
+_DOC_QUOTES = ('"' * 3, "'" * 3)
 
 
 class ScanFacts:
@@ -193,6 +195,26 @@ class ScanFacts:
         if not self.history:
             return {}
         return copy_origins(self.copies.copies, self.plugin.index, self.old.index, self.history, self.index_cache)
+
+    def forwarded_name(self, view: HostView, base: Symbol) -> str:
+        """The member a host passthrough method hands everything to (`def forward_oot(self, *args,
+        **kwargs): return self.forward_native(*args, **kwargs)` -> "forward_native"), else ''.
+
+        A plugin's replacement of such a method takes the calls meant for that member, so it is
+        judged against the member as the patched class defines it."""
+        fn = base.obj
+        if not isinstance(fn, FunctionInfo) or not base.module or [p.kind for p in fn.signature.params[1:]] != [
+                ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD]:
+            return ""
+
+        def build() -> str:
+            lines = view.index.lines(base.module)[fn.line:fn.end_line]
+            body = [t for t in (line.strip() for line in lines) if t and not t.startswith("#")]
+            if len(body) == 2 and body[0].startswith(_DOC_QUOTES):
+                body = body[1:]
+            found = _FORWARD.fullmatch(body[0]) if len(body) == 1 else None
+            return found.group(1) if found else ""
+        return self.keep(("forwarded", id(view), base.path), build)
 
     # -- copies against OLD and NEW ---------------------------------------------------------------
     def vanished_members(self, owner: str, reads: dict[str, int], provided: set[str],
