@@ -65,7 +65,7 @@ def test_unused_fork_class_is_one_info(own_pin):
     # ForestFlashAttentionBackend (attention/__init__.py:31), a subclass of upstream's: vLLM never calls
     # the fork's supports_combination (which lacks use_mm_prefix) or any other of its 13 methods.
     finding = find(own_pin, "PP0204", "flash_attn_forest_cascade.FlashAttentionBackend")
-    assert finding.level is Severity.INFO and finding.args["count"] == "13" and finding.plugin.line == 69
+    assert finding.level is Severity.INFO and finding.args["count"] == 13 and finding.plugin.line == 69
     assert not [f for f in own_pin.findings if f.plugin and f.plugin.unit.startswith("FlashAttentionBackend.")]
 
 

@@ -4,7 +4,7 @@
 |--------------|--------------------------|---------------|
 | imports      | imports.py               | #4, #5, #6    |
 | signatures   | override_signature.py    | #1, #2        |
-| aliases      | aliases.py               | aliases, patch targets |
+| aliases      | aliases.py               | aliases, patch targets, deletions |
 | calls        | call_binding.py          | #3, #7        |
 | callers      | replaced_callers.py      | #1 host callers of replaced members |
 | attributes   | instance_attributes.py   | #9            |

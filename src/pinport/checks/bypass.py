@@ -175,7 +175,8 @@ class BypassCheck:
                        old=old_sel[0].site if old_sel else ctx.old.location(old_cand) if not is_new else None,
                        new=new_sel[0].site if new_sel else ctx.new.location(cand.cls), severity=severity,
                        details=tuple(details),
-                       extra={**({"bootstrap": bootstrap[0]} if bootstrap else {}),
+                       extra={"flags": sorted({v for s in new_sel for v in s.env_vars | s.flags}),
+                              **({"bootstrap": bootstrap[0]} if bootstrap else {}),
                               **({"appendix": f"serves the {refused} platform the plugin refuses"} if refused else {})},
                        suggestion="force the patched implementation (as the selection allows)"
                                   + (f" in the plugin's bootstrap `{bootstrap[0]}`" if bootstrap else "")

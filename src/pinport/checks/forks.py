@@ -116,8 +116,8 @@ class ForksCheck:
                           "fork uses it" if dropped else
                           f"port the upstream hunks into `{unit}` (`pinport port` proposes a three-way merge of "
                           "the whole file)")
-            yield Finding(FORK_CHANGED, {**args, "label": ctx.new.label, "pending": str(len(pending)),
-                                         "hunks": str(len(hunks)), "unit": unit,
+            yield Finding(FORK_CHANGED, {**args, "label": ctx.new.label, "pending": len(pending),
+                                         "hunks": len(hunks), "unit": unit,
                                          "where": "" if unit == "<module>" else f" to `{unit}`"},
                           site, old=span_location(ctx.old.index, copy.old, copy.subject),
                           new=span_location(ctx.new.index, copy.new, copy.subject), subject=copy.subject,

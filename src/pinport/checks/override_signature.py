@@ -90,7 +90,7 @@ class SignaturesCheck:
         for (module, name), count in sorted(unused_overrides.items()):
             info = plugin_class_info(ctx.plugin.index, module, name)
             line = info.line if info is not None else 1
-            yield Finding(UNUSED_FORK_CLASS, {"name": name, "count": str(count)},
+            yield Finding(UNUSED_FORK_CLASS, {"name": name, "count": count},
                           ctx.facts.plugin_line(module, line, name), subject=f"{module}.{name}",
                           suggestion=f"delete `{name}` from the fork, or port it when the plugin starts using it")
 
@@ -110,7 +110,7 @@ class SignaturesCheck:
             if earlier is not None and earlier.kind != EXTERNAL:
                 yield Finding(OVERRIDES_NOTHING, args, site, subject=patch.target,
                               suggestion="find where upstream moved this behaviour and re-target the override",
-                              **ctx.evidence(patch.target, other_sym=other_base))
+                              **ctx.evidence(patch.target, other=other_base))
             elif patch.kind is not PatchKind.OVERRIDE:  # a plain addition: context, for the appendix
                 yield Finding(MEMBER_ADDED, args, site, subject=patch.target, **ctx.evidence(patch.target),
                               extra={"appendix": "a plain addition no upstream member shares"})
@@ -120,10 +120,21 @@ class SignaturesCheck:
             args = {"name": patch.name, "base": base.path, "label": label}
             yield Finding(MEMBER_COLLISION, args, site, subject=patch.target,
                           suggestion="decide whether the plugin's member should now replace or wrap upstream's",
-                          **ctx.evidence(patch.target, host_sym=base))
+                          **ctx.evidence(patch.target, judged=base))
         if base.kind not in (FUNCTION, METHOD) or not isinstance(base.obj, FunctionInfo):
             return
+        base, other_base = self._forwarded(ctx, patch, base), other_base and self._forwarded(ctx, patch, other_base, True)
         yield from self._compare(ctx, patch, base, other_base)
+
+    @staticmethod
+    def _forwarded(ctx: ScanContext, patch: Patch, base: Symbol, other: bool = False) -> Symbol:
+        """A passthrough base (`forward_oot(self, *a, **k)` returning `self.forward_native(*a, **k)`)
+        stands for the member it forwards to, as the patched class defines it (CustomOp out-of-tree)."""
+        view = ctx.other if other else ctx.host
+        name = ctx.facts.forwarded_name(view, base)
+        target = view.replaced_member(patch.owner, name)[1] if name else None
+        return target if target is not None and target.kind == METHOD and isinstance(target.obj, FunctionInfo) \
+            else base
 
     def _compare(self, ctx: ScanContext, patch: Patch, base: Symbol, other_base: Symbol | None) -> Iterator[Finding]:
         fn = patch.function
@@ -242,7 +253,8 @@ class SignaturesCheck:
 
     @staticmethod
     def _evidence(ctx: ScanContext, patch: Patch, base: Symbol, other_base: Symbol | None) -> dict[str, Location | None]:
-        return ctx.sides(ctx.host.def_location(base), ctx.other.def_location(other_base))
+        bases = ctx.pair(base, other_base)
+        return {"old": ctx.old.def_location(bases.old), "new": ctx.new.def_location(bases.new)}
 
     @staticmethod
     def _uses(ctx: ScanContext, patch: Patch, name: str) -> bool:

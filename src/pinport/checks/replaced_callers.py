@@ -77,8 +77,8 @@ class ReplacedCallersCheck:
         assert isinstance(base.obj, FunctionInfo)
         details.append(f"{ctx.host.label}: def {base.obj.name}{base.obj.signature.render()}")
         details.append(f"plugin: def {render_params(patch.name, repl)} (as callers see it)")
-        args = {"name": name, "base": patch.target, "label": ctx.host.label, "count": str(len(sites)),
-                "given": str(max(s[1] for s in sites)), "accepted": str(sites[0][2])}
+        args = {"name": name, "base": patch.target, "label": ctx.host.label, "count": len(sites),
+                "given": max(s[1] for s in sites), "accepted": sites[0][2]}
         main = next((loc for (site, _, _), loc in zip(sites, where, strict=True) if not _optional(ctx, site)), None)
         if main is not None:
             details.append(f"error: raises on the main path, {main.cited()}")
@@ -118,6 +118,6 @@ def _optional(ctx: ScanContext, site: CallSite) -> bool:
 
 
 def _evidence(ctx: ScanContext, patch: Patch, base: Symbol) -> dict[str, Location | None]:
-    _, other = ctx.other.replaced_member(patch.owner, patch.name)
-
-    return ctx.sides(ctx.host.def_location(base), ctx.other.def_location(other))
+    """The replaced member's definition in each version (the judged one is `base`)."""
+    bases = ctx.pair(base, ctx.other.replaced_member(patch.owner, patch.name)[1])
+    return {"old": ctx.old.def_location(bases.old), "new": ctx.new.def_location(bases.new)}
