@@ -20,6 +20,7 @@ from .config import Settings
 from .findings import Location
 from .model.host import HostView
 from .model.index import IndexCache
+from .model.inference import Inference
 from .model.resolve import CLASS, EXTERNAL, Resolver, Symbol
 from .model.summary import ClassInfo
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
@@ -28,6 +29,7 @@ from .plugin.forks import Copies, find_copies
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
 from .plugin.records import Patch
+from .plugin.typed import PluginTyping
 from .plugin.uses import (
     HostMethod,
     PluginUses,
@@ -169,6 +171,16 @@ class ScanFacts:
         if not self.history:
             return {}
         return copy_origins(self.copies.copies, self.plugin.index, self.old.index, self.history, self.index_cache)
+
+    def plugin_typing(self, view: HostView) -> PluginTyping:
+        """How plugin code is typed against `view`: `self`, plugin-provided members, assigned attributes."""
+        return self.keep(("typing", id(view)), lambda: PluginTyping(self.plugin, view.resolver, self.plugin_resolver))
+
+    def plugin_inference(self, view: HostView, module: str, unit: Unit) -> Inference:
+        """Host types of the expressions in one plugin unit against `view` (see `plugin.typed`)."""
+        key = ("inference", id(view), module, unit.qualname, getattr(unit.body[0], "lineno", 0) if unit.body else 0)
+        return self.keep(key, lambda: self.plugin_typing(view).inference(module, unit,
+                                                                         self.plugin_unit_walk(module, unit)))
 
     # -- copies against OLD and NEW ---------------------------------------------------------------
     def vanished_members(self, owner: str, reads: dict[str, int], provided: set[str],

@@ -250,3 +250,31 @@ def test_cls_in_a_classmethod_may_be_a_subclass():
                    "class CfgPatch(ArcticPatch[Cfg]):\n    @classmethod\n    def make(cls):\n        return cls(1)\n\n"
                    "    def copy(self):\n        return Cfg(1)\n"}
     expect(scan(old, new, plugin), ["PP0701 error drift CfgPatch.copy:11"], at=True)
+
+
+PROPOSER_OLD = {"host/proposer.py": "class Proposer:\n    def propose(self, a):\n        pass\n",
+                "host/owner.py": "from host.proposer import Proposer\n\n\nclass Owner:\n    def __init__(self):\n"
+                                 "        self.drafter = Proposer()\n"}
+PROPOSER_NEW = {**PROPOSER_OLD, "host/proposer.py": "class Proposer:\n    def propose(self, a, b):\n        pass\n"}
+
+
+@pytest.mark.parametrize(("plugin", "expected"), [
+    # the host's own assignment: the call binds to the host's Proposer.propose
+    ("class OwnerPatch(ArcticPatch[Owner]):\n    def step(self):\n        self.drafter.propose(1)\n",
+     ["PP0301 error drift OwnerPatch.step:8"]),
+    # the plugin assigns its own proposer (another patch class of the same target): not the host's method
+    ("class Mine:\n    def propose(self, a):\n        pass\n\n\nclass InitPatch(ArcticPatch[Owner]):\n"
+     "    def __init__(self):\n        self.drafter = Mine()\n\n\nclass OwnerPatch(ArcticPatch[Owner]):\n"
+     "    def step(self):\n        self.drafter.propose(1)\n", ["no PP0301"]),
+    # a plugin subclass that overrides the method: its own signature
+    ("class Mine(Proposer):\n    def propose(self, a):\n        pass\n\n\nclass OwnerPatch(ArcticPatch[Owner]):\n"
+     "    def __init__(self):\n        self.drafter = Mine()\n\n    def step(self):\n        self.drafter.propose(1)\n",
+     ["no PP0301"]),
+    # a plugin subclass that inherits it: the host's method, judged against NEW
+    ("class Mine(Proposer):\n    pass\n\n\nclass OwnerPatch(ArcticPatch[Owner]):\n"
+     "    def __init__(self):\n        self.drafter = Mine()\n\n    def step(self):\n        self.drafter.propose(1)\n",
+     ["PP0301 error drift OwnerPatch.step:15"]),
+])
+def test_attributes_the_plugin_assigns_have_the_plugins_type(plugin, expected):
+    imports = "from plug.patching import ArcticPatch\nfrom host.owner import Owner\nfrom host.proposer import Proposer\n\n\n"
+    expect(scan(PROPOSER_OLD, PROPOSER_NEW, {USE: imports + plugin}), expected, at=True)

@@ -8,6 +8,7 @@
 | calls        | call_binding.py          | #3, #7        |
 | callers      | replaced_callers.py      | #1 host callers of replaced members |
 | attributes   | instance_attributes.py   | #9            |
+| chains       | attribute_chains.py      | #9 typed attribute chains |
 | bypass       | bypass.py                | #10           |
 | undefined    | undefined.py             | config-gated gaps, duplicate methods |
 | host-kinds   | host_kinds.py            | #6 kind changes, env flags, TypedDict keys |
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from .aliases import AliasesCheck
+from .attribute_chains import ChainsCheck
 from .base import Check, ScanContext
 from .bypass import BypassCheck
 from .call_binding import CallsCheck
@@ -39,7 +41,7 @@ from .replaced_callers import ReplacedCallersCheck
 from .undefined import UndefinedCheck
 
 CHECKS: tuple[Check, ...] = (
-    ImportsCheck(), SignaturesCheck(), AliasesCheck(), CallsCheck(), ReplacedCallersCheck(), AttributesCheck(),
+    ImportsCheck(), SignaturesCheck(), AliasesCheck(), CallsCheck(), ReplacedCallersCheck(), AttributesCheck(), ChainsCheck(),
     BypassCheck(), UndefinedCheck(), HostKindsCheck(), LoadTimingCheck(), ForksCheck(), CopiedLinesCheck(),
     MirrorsCheck(),
 )

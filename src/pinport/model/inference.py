@@ -129,10 +129,15 @@ def return_arity(index: CodeIndex, sym: Symbol, expected: int | None = None) -> 
 
 # -- type inference -----------------------------------------------------------------------------
 class Typed(NamedTuple):
-    """What an expression denotes: the symbol itself (a class, module, function) or an instance of a class."""
+    """What an expression denotes: the symbol itself (a class, module, function) or an instance of a class.
+
+    `hidden` names members that are not the host's on this object: an instance of a plugin subclass is
+    typed as its host base, minus what the plugin's classes define (their members resolve to nothing).
+    """
 
     sym: Symbol
     instance: bool = False
+    hidden: frozenset[str] = frozenset()
 
 
 Lookup = Callable[[str], Symbol | None]
@@ -182,6 +187,7 @@ class Inference:
         self.self_attrs = self_attrs or {}
         self.masked = masked or (lambda _cls, _name: False)
         self.super_mro = tuple(super_mro)
+        self._depth = 0  # attribute chains followed through constructor assignments (a cycle guard)
 
     def annotation(self, text: str | None, lookup: Lookup | None = None) -> Typed | None:
         name = annotation_name(text)
@@ -225,7 +231,7 @@ class Inference:
 
     def _member(self, base: Typed, name: str) -> Symbol | None:
         sym = base.sym
-        if sym.kind not in (MODULE, CLASS) or self.masked(sym, name):
+        if sym.kind not in (MODULE, CLASS) or name in base.hidden or self.masked(sym, name):
             return None
         if sym.kind == MODULE:
             return self.resolver.module_attr(sym.path, name)
@@ -258,7 +264,26 @@ class Inference:
         if ctor:
             sym = self.dotted(ctor.group(1), module_lookup(self.resolver, m.module))
             return Typed(sym, True) if sym is not None and sym.kind == CLASS else None
-        return None
+        return self._from_parameter(m)
+
+    def _from_parameter(self, m: Symbol) -> Typed | None:
+        """`self.x = config` or `self.x = config.model_config` in a method whose `config` parameter
+        is annotated with a host class: the annotation, then each attribute along the chain."""
+        assert isinstance(m.obj, InstanceAttr)
+        parts = m.obj.expr.strip().split(".")
+        if not all(p.isidentifier() for p in parts) or len(parts) > 6 or self._depth > 8:
+            return None
+        owner = self.resolver.resolve(m.owner) if m.owner else None
+        fn = owner.obj.methods.get(m.obj.method) if owner is not None and isinstance(owner.obj, ClassInfo) else None
+        param = fn.signature.get(parts[0]) if fn is not None and parts[0] != "self" else None
+        t = self._host_annotation(param.annotation, m.module) if param is not None else None
+        self._depth += 1
+        try:
+            for part in parts[1:]:
+                t = self.attribute(t, part) if t is not None else None
+        finally:
+            self._depth -= 1
+        return t
 
     # -- calls ----------------------------------------------------------------------------------
     def callee(self, func: ast.AST) -> Callee | None:
