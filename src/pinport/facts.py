@@ -29,7 +29,7 @@ from .plugin.forks import Copies, find_copies
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
 from .plugin.records import Patch
-from .plugin.typed import PluginTyping
+from .plugin.typed import HostCall, PluginTyping, host_calls
 from .plugin.uses import (
     HostMethod,
     PluginUses,
@@ -181,6 +181,13 @@ class ScanFacts:
         key = ("inference", id(view), module, unit.qualname, getattr(unit.body[0], "lineno", 0) if unit.body else 0)
         return self.keep(key, lambda: self.plugin_typing(view).inference(module, unit,
                                                                          self.plugin_unit_walk(module, unit)))
+
+    def host_calls(self, view: HostView) -> list[HostCall]:
+        """Every plugin call that reaches a host callable in `view` (the call-judging checks share it)."""
+        def build() -> list[HostCall]:
+            units = [(m, u, self.plugin_unit_walk(m, u)) for m in self.plugin.modules for u in self.plugin_units(m)]
+            return host_calls(self.plugin_typing(view), units, lambda m, u: self.plugin_inference(view, m, u))
+        return self.keep(("host-calls", id(view)), build)
 
     # -- copies against OLD and NEW ---------------------------------------------------------------
     def vanished_members(self, owner: str, reads: dict[str, int], provided: set[str],

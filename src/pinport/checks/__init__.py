@@ -6,6 +6,8 @@
 | signatures   | override_signature.py    | #1, #2        |
 | aliases      | aliases.py               | aliases, patch targets |
 | calls        | call_binding.py          | #3, #7        |
+| defaults     | call_defaults.py         | #7 defaults the plugin's calls rely on |
+| factories    | factories.py             | #7 keywords forwarded to constructors |
 | callers      | replaced_callers.py      | #1 host callers of replaced members |
 | attributes   | instance_attributes.py   | #9            |
 | chains       | attribute_chains.py      | #9 typed attribute chains |
@@ -29,7 +31,9 @@ from .attribute_chains import ChainsCheck
 from .base import Check, ScanContext
 from .bypass import BypassCheck
 from .call_binding import CallsCheck
+from .call_defaults import DefaultsCheck
 from .copied_lines import CopiedLinesCheck
+from .factories import FactoriesCheck
 from .forks import ForksCheck
 from .host_kinds import HostKindsCheck
 from .imports import ImportsCheck
@@ -41,7 +45,8 @@ from .replaced_callers import ReplacedCallersCheck
 from .undefined import UndefinedCheck
 
 CHECKS: tuple[Check, ...] = (
-    ImportsCheck(), SignaturesCheck(), AliasesCheck(), CallsCheck(), ReplacedCallersCheck(), AttributesCheck(), ChainsCheck(),
+    ImportsCheck(), SignaturesCheck(), AliasesCheck(), CallsCheck(), DefaultsCheck(), FactoriesCheck(),
+    ReplacedCallersCheck(), AttributesCheck(), ChainsCheck(),
     BypassCheck(), UndefinedCheck(), HostKindsCheck(), LoadTimingCheck(), ForksCheck(), CopiedLinesCheck(),
     MirrorsCheck(),
 )

@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
+from ..model.binding import BOUND, CALL, UNBOUND, Callee
 from ..model.inference import Inference, Lookup, Typed
 from ..model.nodes import children
-from ..model.resolve import CLASS, EXTERNAL, MODULE, Resolver, Symbol
-from ..model.summary import ClassInfo
+from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Resolver, Symbol
+from ..model.summary import ClassInfo, FunctionInfo
 from ..model.units import Unit, UnitWalk, local_imports
 from .model import PluginModel
 from .records import PatchKind
-from .uses import _ATTRIBUTE_GUARDS, caught_names, plugin_class_info
+from .uses import ATTRIBUTE_GUARDS, caught_names, plugin_class_info
 
 _CTOR = re.compile(r"([A-Za-z_][\w.]*)\(")
 _UNKNOWN = object()  # an assignment whose type is not known: the attribute's type is unknown
@@ -150,6 +152,24 @@ class PluginTyping:
         return None
 
     # -- one unit ---------------------------------------------------------------------------------
+    def alias_callee(self, module: str, unit: Unit, func: ast.AST) -> Callee | None:
+        """`self._orig_x(...)` / `Patch._orig_x(...)` in a patch class: the upstream member it kept."""
+        target = self.patch_targets.get((module, unit.cls))
+        if target is None or not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+            return None
+        via_self = func.value.id in ("self", "cls")
+        via_class = func.value.id == unit.cls.rpartition(".")[2]
+        if not (via_self or via_class):
+            return None
+        kept = self.aliases.get((target.path, func.attr), "")
+        sym = self.resolver.resolve(kept) if kept else None
+        if sym is None or sym.kind not in (METHOD, FUNCTION) or not isinstance(sym.obj, FunctionInfo):
+            return None
+        if sym.kind == FUNCTION or sym.obj.is_staticmethod:
+            return Callee(sym, CALL, kept)
+        instance = func.value.id == "self"
+        return Callee(sym, BOUND if instance or sym.obj.is_classmethod else UNBOUND, kept, target)
+
     def self_class(self, module: str, unit: Unit) -> tuple[Symbol | None, bool]:
         """The host class `self` is an instance of in a plugin unit, and whether it is a patch target."""
         key = (module, unit.cls)
@@ -190,6 +210,31 @@ class PluginTyping:
 
 
 
+class HostCall(NamedTuple):
+    """A call in the plugin that reaches a host callable (against one host version)."""
+
+    module: str
+    unit: Unit
+    call: ast.Call
+    callee: Callee
+    guard: str  # why the call may run only on some host versions ('' when nothing guards it)
+
+
+def host_calls(typing: PluginTyping, units: list[tuple[str, Unit, UnitWalk]],
+               inference: Callable[[str, Unit], Inference]) -> list[HostCall]:
+    """Every plugin call whose callee resolves to a host function, method or class in `typing`'s host."""
+    out: list[HostCall] = []
+    for module, unit, walk in units:
+        if not walk.calls:
+            continue
+        inf = inference(module, unit)
+        for call in walk.calls:
+            callee = typing.alias_callee(module, unit, call.func) or inf.callee(call.func)
+            if callee is not None and callee.sym.module:
+                out.append(HostCall(module, unit, call, callee, walk.guard_at(call.lineno)))
+    return out
+
+
 # -- where attributes are read, and whether the line always runs -------------------------------------
 class AttributeRead(NamedTuple):
     """An attribute read in a plugin unit, whether it runs only behind a condition."""
@@ -225,7 +270,7 @@ def attribute_reads(unit: Unit) -> list[AttributeRead]:
             inner = guarded | _probed(node.values[0]) if isinstance(node.op, ast.And) else guarded
             kids = [(node.values[0], cond, guarded), *((n, True, inner) for n in node.values[1:])]
         elif isinstance(node, ast.Try | ast.TryStar):
-            catches = caught_names(node) & _ATTRIBUTE_GUARDS
+            catches = caught_names(node) & ATTRIBUTE_GUARDS
             kids = [*((n, cond, guarded) for n in node.body if not catches), *(
                 (n, True, guarded) for n in (*node.handlers, *node.orelse))] + [
                 (n, cond, guarded) for n in node.finalbody]
@@ -258,4 +303,4 @@ def _is_getattr_default(node: ast.Call) -> bool:
     return isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 3
 
 
-__all__ = ["AttributeRead", "PluginTyping", "attribute_reads"]
+__all__ = ["AttributeRead", "HostCall", "PluginTyping", "attribute_reads", "host_calls"]
