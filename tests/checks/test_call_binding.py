@@ -278,3 +278,29 @@ PROPOSER_NEW = {**PROPOSER_OLD, "host/proposer.py": "class Proposer:\n    def pr
 def test_attributes_the_plugin_assigns_have_the_plugins_type(plugin, expected):
     imports = "from plug.patching import ArcticPatch\nfrom host.owner import Owner\nfrom host.proposer import Proposer\n\n\n"
     expect(scan(PROPOSER_OLD, PROPOSER_NEW, {USE: imports + plugin}), expected, at=True)
+
+
+SHAPES = "class Runner:\n    def _helper(self, a) -> {ann}:\n        {body}\n"
+
+
+@pytest.mark.parametrize(("old_body", "new_body", "ann", "call", "expected"), [
+    # through `self` in a patch class: the host's `_helper` now returns three values
+    ("return a, a", "return a, a, a", "tuple", "x, y = self._helper(1)", ["PP0305 error drift RunnerPatch.step:7"]),
+    ("return a, a", "return a, a", "tuple", "x, y = self._helper(1)", ["no PP0305"]),
+    # a local holding the tuple
+    ("out = (a, a)\n        return out", "out = (a, a, a)\n        return out", "tuple", "x, y = self._helper(1)",
+     ["PP0305 error drift RunnerPatch.step:7"]),
+    ("out = (a, a)\n        return out", "out = (a, a)\n        if a:\n            out = (a, a, a)\n"
+     "        return out", "tuple", "x, y = self._helper(1)", ["no PP0305"]),  # disagreeing assignments: unknown
+    # an interface method: its annotation is the contract
+    ("raise NotImplementedError", "...", "tuple[int, int]", "x, y = self._helper(1)", ["no PP0305"]),
+    ("raise NotImplementedError", "...", "int", "x, y = self._helper(1)", ["PP0305 error drift RunnerPatch.step:7"]),
+    # a call forwarding `*args` is not bound, but its unpacking is still judged
+    ("return a, a", "return a, a, a", "tuple", "x, y = self._helper(*args)",
+     ["PP0305 error drift RunnerPatch.step:7"]),
+])
+def test_return_shapes_through_self(old_body, new_body, ann, call, expected):
+    old = {"host/runner.py": SHAPES.format(ann="tuple", body=old_body)}
+    new = {"host/runner.py": SHAPES.format(ann=ann, body=new_body)}
+    plugin = IMPORTS + f"class RunnerPatch(ArcticPatch[Runner]):\n    def step(self, *args):\n        {call}\n"
+    expect(scan(old, new, {USE: plugin}), expected, at=True)

@@ -8,6 +8,7 @@
 | calls        | call_binding.py          | #3, #7        |
 | defaults     | call_defaults.py         | #7 defaults the plugin's calls rely on |
 | factories    | factories.py             | #7 keywords forwarded to constructors |
+| values       | closed_values.py         | #7 strings in a host's closed sets |
 | callers      | replaced_callers.py      | #1 host callers of replaced members |
 | attributes   | instance_attributes.py   | #9            |
 | chains       | attribute_chains.py      | #9 typed attribute chains |
@@ -32,6 +33,7 @@ from .base import Check, ScanContext
 from .bypass import BypassCheck
 from .call_binding import CallsCheck
 from .call_defaults import DefaultsCheck
+from .closed_values import ClosedValuesCheck
 from .copied_lines import CopiedLinesCheck
 from .factories import FactoriesCheck
 from .forks import ForksCheck
@@ -46,7 +48,7 @@ from .undefined import UndefinedCheck
 
 CHECKS: tuple[Check, ...] = (
     ImportsCheck(), SignaturesCheck(), AliasesCheck(), CallsCheck(), DefaultsCheck(), FactoriesCheck(),
-    ReplacedCallersCheck(), AttributesCheck(), ChainsCheck(),
+    ClosedValuesCheck(), ReplacedCallersCheck(), AttributesCheck(), ChainsCheck(),
     BypassCheck(), UndefinedCheck(), HostKindsCheck(), LoadTimingCheck(), ForksCheck(), CopiedLinesCheck(),
     MirrorsCheck(),
 )

@@ -243,7 +243,7 @@ class CallsCheck:
                 kind = CTOR_UNVERIFIED if construct else CALL_UNVERIFIED
                 yield self._finding(shared, kind, callee, subject, site, other_sym, params, other_params,
                                     {"name": ""}, "check the call against the new signature by hand", changed)
-            return
+            problems = []  # the binding is unknown; the unpacking of the result is still judged
         replacement = shared.replacement_binding(callee, call) if problems else ""
         for problem in problems:
             kind = _KINDS[construct][problem.kind]

@@ -105,13 +105,18 @@ def return_arity(index: CodeIndex, sym: Symbol, expected: int | None = None) -> 
         return None
     declared = annotation_arity(ast.unparse(node.returns)) if node.returns is not None else None
     arities: set[int] = set()
+    returns = 0
+    locals_ = _tuple_locals(node)
     for n in _own_nodes(node):
         if isinstance(n, ast.Yield | ast.YieldFrom):
             return None
         if not isinstance(n, ast.Return) or n.value is None or (
                 isinstance(n.value, ast.Constant) and n.value.value is None):
             continue  # `return None` fails any unpacking, on OLD and NEW alike
+        returns += 1
         value = n.value
+        if isinstance(value, ast.Name) and value.id in locals_:
+            value = locals_[value.id]  # `out = (a, b); return out`
         if isinstance(value, ast.Tuple | ast.List):
             if any(isinstance(e, ast.Starred) for e in value.elts):
                 return None
@@ -124,7 +129,38 @@ def return_arity(index: CodeIndex, sym: Symbol, expected: int | None = None) -> 
             arities.add(declared)
         else:
             return None
+    if not returns and declared is not None and _is_stub(node):
+        return declared  # an abstract or interface method: its annotation is the contract
     return arities.pop() if len(arities) == 1 else None
+
+
+def _tuple_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.Tuple | ast.List]:
+    """Locals every assignment of which is a tuple (or list) display of one length: `out = (a, b)`."""
+    found: dict[str, ast.Tuple | ast.List | None] = {}
+    for n in _own_nodes(fn):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+            n, ast.AnnAssign | ast.AugAssign | ast.For | ast.AsyncFor | ast.NamedExpr) else []
+        for t in targets:
+            if not isinstance(t, ast.Name):
+                continue
+            value = getattr(n, "value", None) if isinstance(n, ast.Assign | ast.AnnAssign) else None
+            shaped = value if isinstance(value, ast.Tuple | ast.List) and not any(
+                isinstance(e, ast.Starred) for e in value.elts) else None
+            before = found.get(t.id, shaped) if t.id in found else shaped
+            same = before is not None and shaped is not None and len(before.elts) == len(shaped.elts)
+            found[t.id] = shaped if same else None
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def _is_stub(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A body of only a docstring, `...`, `pass` or `raise NotImplementedError`: an interface."""
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, ast.Pass | ast.Raise):
+            continue
+        return False
+    return True
 
 
 # -- type inference -----------------------------------------------------------------------------

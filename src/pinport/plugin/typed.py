@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from ..model.binding import BOUND, CALL, UNBOUND, Callee
@@ -248,32 +248,39 @@ def attribute_reads(unit: Unit) -> list[AttributeRead]:
     branch, a conditional expression, the right side of `and`/`or`, a loop's `else`, an `except`
     handler, a nested function). Reads guarded by `hasattr(x, "name")`, `getattr(x, "name", d)` or a
     `try` that catches AttributeError are left out: the plugin already handles a missing member."""
-    out: list[AttributeRead] = []
-    stack: list[tuple[ast.AST, bool, frozenset[str]]] = [(n, False, frozenset()) for n in reversed(unit.body)]
-    if unit.node is not None:
-        fn = unit.node
-        stack = [(n, False, frozenset()) for n in reversed(fn.body)]
+    return [AttributeRead(node, cond) for node, cond, guarded in _walk_conditions(unit)
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr not in guarded
+            and "*" not in guarded]
+
+
+def conditional_nodes(unit: Unit) -> frozenset[int]:
+    """`id()` of every node in a unit that runs only behind a condition (as `attribute_reads` decides)."""
+    return frozenset(id(node) for node, cond, _ in _walk_conditions(unit) if cond)
+
+
+_ANY: frozenset[str] = frozenset({"*"})  # inside `try: ... except AttributeError`: every name is guarded
+
+
+def _walk_conditions(unit: Unit) -> Iterator[tuple[ast.AST, bool, frozenset[str]]]:
+    """(node, behind a condition, attribute names guarded there) for every node of a unit's body."""
+    body = unit.node.body if unit.node is not None else list(unit.body)
+    stack: list[tuple[ast.AST, bool, frozenset[str]]] = [(n, False, frozenset()) for n in reversed(body)]
     while stack:
         node, cond, guarded = stack.pop()
-        if isinstance(node, ast.Attribute):
-            if isinstance(node.ctx, ast.Load) and node.attr not in guarded:
-                out.append(AttributeRead(node, cond))
-            stack.append((node.value, cond, guarded))
-            continue
+        yield node, cond, guarded
         kids: list[tuple[ast.AST, bool, frozenset[str]]]
         if isinstance(node, ast.If | ast.IfExp | ast.While):
             inner = guarded | _probed(node.test)
-            body = node.body if isinstance(node.body, list) else [node.body]
+            body_ = node.body if isinstance(node.body, list) else [node.body]
             orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
-            kids = [(node.test, cond, guarded), *((n, True, inner) for n in body), *((n, True, guarded) for n in orelse)]
+            kids = [(node.test, cond, guarded), *((n, True, inner) for n in body_), *((n, True, guarded) for n in orelse)]
         elif isinstance(node, ast.BoolOp):
             inner = guarded | _probed(node.values[0]) if isinstance(node.op, ast.And) else guarded
             kids = [(node.values[0], cond, guarded), *((n, True, inner) for n in node.values[1:])]
         elif isinstance(node, ast.Try | ast.TryStar):
-            catches = caught_names(node) & ATTRIBUTE_GUARDS
-            kids = [*((n, cond, guarded) for n in node.body if not catches), *(
-                (n, True, guarded) for n in (*node.handlers, *node.orelse))] + [
-                (n, cond, guarded) for n in node.finalbody]
+            inner = _ANY if caught_names(node) & ATTRIBUTE_GUARDS else guarded
+            kids = [*((n, cond, inner) for n in node.body), *((n, True, guarded) for n in (*node.handlers, *node.orelse)),
+                    *((n, cond, guarded) for n in node.finalbody)]
         elif isinstance(node, ast.For | ast.AsyncFor):
             kids = [(node.target, cond, guarded), (node.iter, cond, guarded), *((n, cond, guarded) for n in node.body),
                     *((n, True, guarded) for n in node.orelse)]
@@ -282,11 +289,10 @@ def attribute_reads(unit: Unit) -> list[AttributeRead]:
         elif isinstance(node, ast.ClassDef):
             continue
         elif isinstance(node, ast.Call) and _is_getattr_default(node):
-            continue  # getattr(x, "name", default): guarded by construction
+            kids = [(n, cond, _ANY) for n in children(node)]
         else:
             kids = [(n, cond, guarded) for n in children(node)]
         stack.extend(reversed(kids))
-    return out
 
 
 def _probed(test: ast.AST) -> frozenset[str]:
@@ -303,4 +309,4 @@ def _is_getattr_default(node: ast.Call) -> bool:
     return isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 3
 
 
-__all__ = ["AttributeRead", "HostCall", "PluginTyping", "attribute_reads", "host_calls"]
+__all__ = ["AttributeRead", "HostCall", "PluginTyping", "attribute_reads", "conditional_nodes", "host_calls"]
