@@ -62,3 +62,20 @@ def test_a_subclass_receiver_builds_the_subclass():
                       checks=(FactoriesCheck(),))
     expect(result, ["PP0707 error drift"])
     assert only(result, "PP0707").args["callee"] == "host.meta.Wide"
+
+
+DESC = "from dataclasses import dataclass\n\n\n@dataclass\nclass Descriptor:\n    num_tokens: int\n{fields}"
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    # dataclasses.replace takes the dataclass's fields: NEW dropped `uniform`
+    ("replace(desc, uniform=False)", ["PP0707 error drift go:7"]),
+    ("replace(desc, num_reqs=None)", ["no PP0707"]),
+    ("dataclasses.replace(desc, uniform=False)", ["PP0707 error drift go:7"]),
+])
+def test_dataclasses_replace(call, expected):
+    old = {"host/desc.py": DESC.format(fields="    num_reqs: int = 0\n    uniform: bool = False\n")}
+    new = {"host/desc.py": DESC.format(fields="    num_reqs: int = 0\n")}
+    plugin = ("import dataclasses\nfrom dataclasses import replace\nfrom host.desc import Descriptor\n\n\n"
+              f"def go(desc: Descriptor):\n    return {call}\n")
+    expect(run_scan(old, new, {USE: plugin}, checks=(FactoriesCheck(),)), expected, at=True)
