@@ -100,9 +100,18 @@ def test_one_finding_per_file_member_and_value():
     finding = only(result, "PP0708")
     assert finding.args == {"value": "mlp_speculator", "how": "compared with", "target": "host.spec.SpecConfig.method",
                             "name": "mlp_speculator", "label": "host 2.0"}
-    assert finding.plugin.line == 8 and finding.details[1] == "also at lines 10"
+    assert finding.plugin.line == 8 and finding.details[1] == "also compared at line 10"
     assert finding.new.path == "host/spec.py" and finding.old.path == "host/spec.py"
 
 
 def test_a_value_the_move_adds_is_fixed():
     expect(scan("def go():\n    return backend('xformers')\n", old=NEW, new=OLD), ["PP0708 error fixed"])
+
+
+def test_an_assignment_leads_the_comparisons_of_the_same_value():
+    plugin = ("class SpecPatch(ArcticPatch[SpecConfig]):\n    def __post_init__(self):\n"
+              "        if self.method in ('arctic', 'mlp_speculator'):\n            self.method = 'mlp_speculator'\n")
+    result = scan(plugin)
+    expect(result, ["PP0708 warning drift SpecPatch.__post_init__:9"], at=True)
+    finding = only(result, "PP0708")
+    assert finding.args["how"] == "assigned to" and finding.details[1] == "also compared at line 8"

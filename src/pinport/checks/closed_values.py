@@ -8,7 +8,7 @@ again. A value the OLD set has and the NEW set lacks is a finding (values in nei
 plugin's own). Severity: error where NEW raises (a function that checks the name, a validated
 config constructor, an Enum lookup) on a line that always runs; warning for assignments,
 comparisons and unvalidated annotations, or behind a condition. One finding per plugin file, host
-member and value; the other lines are listed.
+member and value, led by the use that breaks hardest; the others are listed.
 """
 
 from __future__ import annotations
@@ -57,11 +57,12 @@ class ClosedValuesCheck:
     description = "strings the plugin passes, assigns or compares are still in the host's closed sets"
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
-        found: dict[tuple[str, str, str, str], list[_Use]] = {}
+        found: dict[tuple[str, str, str], list[_Use]] = {}
         for use in (*self._calls(ctx), *self._attributes(ctx)):
-            found.setdefault((use.module, use.how, use.subject, use.value), []).append(use)
-        for uses in found.values():
-            yield self._finding(ctx, sorted(uses, key=lambda u: (u.node.lineno, u.node.col_offset)))
+            found.setdefault((use.module, use.subject, use.value), []).append(use)
+        for uses in found.values():  # the use that breaks hardest leads; the others are listed
+            yield self._finding(ctx, sorted(uses, key=lambda u: (
+                not (u.raises and not u.conditional), u.how == "compared with", u.node.lineno, u.node.col_offset)))
 
     # -- strings passed to host callables, and Enum lookups by call -------------------------------
     def _calls(self, ctx: ScanContext) -> Iterator[_Use]:
@@ -147,8 +148,11 @@ class ClosedValuesCheck:
         first = uses[0]
         severity = Severity.ERROR if first.raises and not first.conditional else Severity.WARNING
         details = [f"{ctx.old.label} accepts `{first.value}`; {ctx.new.label} does not"]
-        if len(uses) > 1:
-            details.append(f"also at lines {', '.join(str(u.node.lineno) for u in uses[1:12])}")
+        for how in ("passed to", "assigned to", "compared with", "looked up in"):
+            lines = sorted({u.node.lineno for u in uses[1:] if u.how == how})
+            if lines:
+                details.append(f"also {how.split()[0]} at line{'s' if len(lines) > 1 else ''} "
+                               f"{', '.join(str(n) for n in lines[:12])}")
         owner = first.subject.split("(", 1)[0]
         here, there = ctx.host.resolve(owner), ctx.other.resolve(owner)
         return Finding(VALUE_DROPPED, {"value": first.value, "how": first.how, "target": first.subject,
