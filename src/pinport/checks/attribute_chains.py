@@ -19,7 +19,7 @@ from ..findings import Finding, Kind, Severity
 from ..model.inference import Inference, Typed
 from ..model.resolve import CLASS, EXTERNAL, Symbol
 from ..model.units import Unit
-from ..plugin.typed import AttributeRead, attribute_reads
+from ..plugin.typed import conditions
 from .base import ScanContext
 
 NAME = "chains"
@@ -45,46 +45,42 @@ class ChainsCheck:
                 yield from self._unit(ctx, module, unit)
 
     def _unit(self, ctx: ScanContext, module: str, unit: Unit) -> Iterator[Finding]:
-        reads = ctx.facts.keep(("attribute-reads", module, unit.qualname, unit.node.lineno),
-                               lambda: attribute_reads(unit))
-        if not reads:
-            return
         uses = ctx.facts.uses.by_name.get((module, unit.qualname))
         first = uses.self_name if uses is not None else ""
-        judged = other = None
+        reads = [n for n in ast.walk(unit.node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+                 and _is_chain(n.value, first, uses)]
+        if not reads:
+            return
+        judged = ctx.facts.plugin_inference(ctx.host, module, unit)
+        other: Inference | None = None
         seen: set[tuple[str, str]] = set()
-        for read in reads:
-            value = read.node.value
-            if not _is_chain(value, first, uses):
+        for node in reads:
+            here = judged.infer(node.value)
+            if here is None or here.sym.kind != CLASS or node.attr in here.hidden or _has(
+                    ctx, ctx.host, judged, here, node.attr):
                 continue
-            if judged is None:
-                judged = ctx.facts.plugin_inference(ctx.host, module, unit)
-                other = ctx.facts.plugin_inference(ctx.other, module, unit)
-            finding = self._judge(ctx, module, unit, read, judged, other, seen)
+            other = other or ctx.facts.plugin_inference(ctx.other, module, unit)
+            finding = self._judge(ctx, module, unit, node, here, other, seen)
             if finding is not None:
                 yield finding
 
-    def _judge(self, ctx: ScanContext, module: str, unit: Unit, read: AttributeRead, judged: Inference,
-               other: Inference | None, seen: set[tuple[str, str]]) -> Finding | None:
-        node = read.node
-        here = judged.infer(node.value)
-        if here is None or here.sym.kind != CLASS or node.attr in here.hidden:
-            return None
-        if _has(ctx, ctx.host, judged, here, node.attr):
-            return None
-        there = other.infer(node.value) if other is not None else None
+    def _judge(self, ctx: ScanContext, module: str, unit: Unit, node: ast.Attribute, here: Typed,
+               other: Inference, seen: set[tuple[str, str]]) -> Finding | None:
+        there = other.infer(node.value)
         if there is None or there.sym.kind != CLASS or there.sym.path != here.sym.path or node.attr in there.hidden:
             return None  # the object's class itself changed: the attributes check's type-change business
         found = ctx.other.member(there.sym, node.attr, there.instance)
         if found is None or found.kind == EXTERNAL or other.masked(there.sym, node.attr):
             return None
         key = (here.sym.path, node.attr)
-        if key in seen:
-            return None
+        flags = ctx.facts.keep(("conditions", module, unit.qualname, unit.node.lineno), lambda: conditions(unit))
+        conditional, guarded = flags.get(node, (False, frozenset()))
+        if key in seen or node.attr in guarded or "*" in guarded:
+            return None  # reported once per unit; or the plugin already handles a missing member
         seen.add(key)
         guard = ctx.facts.plugin_unit_walk(module, unit).guard_at(node.lineno)
-        severity = Severity.WARNING if read.conditional or guard else None
-        why = guard or ("a condition" if read.conditional else "")
+        severity = Severity.WARNING if conditional or guard else None
+        why = guard or ("a condition" if conditional else "")
         subject = f"{here.sym.path}.{node.attr}"
         chain = ast.unparse(node.value)
         details = (f"the read runs only behind {why}",) if why else ()

@@ -25,7 +25,7 @@ from ..model.inference import Inference
 from ..model.resolve import CLASS, EXTERNAL
 from ..model.summary import ParamKind
 from ..model.units import Unit
-from ..plugin.typed import conditional_nodes
+from ..plugin.typed import conditions
 from .base import ScanContext
 
 NAME = "values"
@@ -75,14 +75,13 @@ class ClosedValuesCheck:
             other = ctx.other.resolve(callee_subject(callee))
             if other is None:
                 continue
-            conditional = bool(hc.guard) or _conditional(ctx, hc.module, hc.unit, hc.call)
             members = enum_members(ctx.host, callee.sym) if callee.mode == CONSTRUCT else None
             if members is not None:  # `Mode("fast")`: a value lookup, ValueError when it is gone
                 before = enum_members(ctx.other, other)
                 for _, node in strings[:1]:
                     if before is not None and _dropped(node.value, before[1], members[1]):
                         yield _Use(hc.module, hc.unit.qualname, node, "looked up in", callee.sym.path, node.value,
-                                   True, conditional)
+                                   True, bool(hc.guard) or _conditional(ctx, hc.module, hc.unit, hc.call))
                 continue
             params = callee_params(ctx.host.resolver, callee)
             if params is None:
@@ -96,7 +95,7 @@ class ClosedValuesCheck:
                 then = parameter_values(ctx.other, other, name)
                 if now is not None and then is not None and _dropped(node.value, then.values, now.values):
                     yield _Use(hc.module, hc.unit.qualname, node, "passed to", f"{callee_subject(callee)}({name}=)",
-                               node.value, now.enforced, conditional)
+                               node.value, now.enforced, bool(hc.guard) or _conditional(ctx, hc.module, hc.unit, hc.call))
 
     # -- strings assigned to or compared with typed host attributes, Enum lookups by name ----------
     def _attributes(self, ctx: ScanContext) -> Iterator[_Use]:
@@ -202,9 +201,10 @@ def _attribute_values(view: HostView, inf: Inference, node: ast.Attribute) -> tu
 
 
 def _conditional(ctx: ScanContext, module: str, unit: Unit, node: ast.AST) -> bool:
-    """Whether the node runs only behind a condition (see `plugin.typed.conditional_nodes`)."""
-    return id(node) in ctx.facts.keep(("conditional-nodes", module, unit.qualname, getattr(unit.node, "lineno", 0)),
-                                      lambda: conditional_nodes(unit))
+    """Whether the node runs only behind a condition (see `plugin.typed.conditions`)."""
+    flags = ctx.facts.keep(("conditions", module, unit.qualname, getattr(unit.node, "lineno", 0)),
+                           lambda: conditions(unit))
+    return flags.get(node, (False,))[0]
 
 
 __all__ = ["KINDS", "ClosedValuesCheck"]

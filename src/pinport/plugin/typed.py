@@ -236,29 +236,18 @@ def host_calls(typing: PluginTyping, units: list[tuple[str, Unit, UnitWalk]],
 
 
 # -- where attributes are read, and whether the line always runs -------------------------------------
-class AttributeRead(NamedTuple):
-    """An attribute read in a plugin unit, whether it runs only behind a condition."""
+def conditions(unit: Unit) -> dict[ast.AST, tuple[bool, frozenset[str]]]:
+    """Every node of a unit's body -> (runs only behind a condition, attribute names guarded there).
 
-    node: ast.Attribute
-    conditional: bool
-
-
-def attribute_reads(unit: Unit) -> list[AttributeRead]:
-    """Every attribute read (load) in a unit, with whether it is behind a condition (an `if`/`match`
-    branch, a conditional expression, the right side of `and`/`or`, a loop's `else`, an `except`
-    handler, a nested function). Reads guarded by `hasattr(x, "name")`, `getattr(x, "name", d)` or a
-    `try` that catches AttributeError are left out: the plugin already handles a missing member."""
-    return [AttributeRead(node, cond) for node, cond, guarded in _walk_conditions(unit)
-            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr not in guarded
-            and "*" not in guarded]
+    Behind a condition: an `if`/`while`/`match` branch, a conditional expression, the right side of
+    `and`/`or`, a loop's `else`, an `except` handler, a nested function. Guarded: the names a
+    `hasattr(x, "name")` test probes, and every name (`"*"`) inside a `try` that catches
+    AttributeError or a `getattr(x, "name", default)`. A walk over the whole unit: callers ask
+    only for units where something is to be reported."""
+    return {node: (cond, guarded) for node, cond, guarded in _walk_conditions(unit)}
 
 
-def conditional_nodes(unit: Unit) -> frozenset[int]:
-    """`id()` of every node in a unit that runs only behind a condition (as `attribute_reads` decides)."""
-    return frozenset(id(node) for node, cond, _ in _walk_conditions(unit) if cond)
-
-
-_ANY: frozenset[str] = frozenset({"*"})  # inside `try: ... except AttributeError`: every name is guarded
+_ANY: frozenset[str] = frozenset({"*"})  # every name is guarded (a `try` catching AttributeError)
 
 
 def _walk_conditions(unit: Unit) -> Iterator[tuple[ast.AST, bool, frozenset[str]]]:
@@ -309,4 +298,4 @@ def _is_getattr_default(node: ast.Call) -> bool:
     return isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 3
 
 
-__all__ = ["AttributeRead", "HostCall", "PluginTyping", "attribute_reads", "conditional_nodes", "host_calls"]
+__all__ = ["HostCall", "PluginTyping", "conditions", "host_calls"]
