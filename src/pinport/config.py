@@ -207,6 +207,14 @@ def _forks(value: Any, where: str) -> tuple[tuple[str, str], ...]:
     return tuple((fork.plugin, fork.host) for fork in declared)
 
 
+def _class_hosts(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """A table of class-path setting name = host class its class is mixed into."""
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a table of NAME = \"host.module.Class\"")
+    return tuple(sorted((nonempty(name, where), dotted_name(item, f"{where} {name!r}"))
+                        for name, item in value.items()))
+
+
 _ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
@@ -276,6 +284,10 @@ class Settings:
     patch_helpers: tuple[str, ...] = setting(("ArcticPatch",), strings(dotted_name))  # P(Helper[Target])
     # host functions that load the plugins: the load-timing check looks for host code running before them
     plugin_loaders: tuple[str, ...] = setting(("load_general_plugins",), strings(dotted_name))
+    # class-path settings whose class the host mixes into one of its own classes (a worker extension
+    # becomes a base of the worker): that class is judged as a member of the host class
+    class_path_hosts: tuple[tuple[str, str], ...] = setting(
+        (("worker_extension_cls", "vllm.v1.worker.gpu_worker.Worker"),), _class_hosts)
     env_module: str = setting("envs", dotted_name)  # the last name of the host's environment-flag modules
     # how host expressions that build plain values (tensors), not host objects, start
     plain_values: tuple[str, ...] = setting(("torch.",), strings(nonempty))

@@ -22,7 +22,7 @@ from .model.host import HostView
 from .model.index import IndexCache
 from .model.inference import Inference
 from .model.resolve import CLASS, EXTERNAL, Resolver, Symbol
-from .model.summary import ClassInfo
+from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.callers import Failure, host_call_failures, replaced_units
 from .plugin.forks import Copies, find_copies
@@ -43,6 +43,8 @@ from .plugin.uses import (
 from .sources.tree import SourceTree
 
 _SELF_NAME = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
+_FORWARD = re.compile(r"return\s+self\.([A-Za-z_]\w*)\(\s*\*\w+\s*,\s*\*\*\w+\s*\)")
+_DOC_QUOTES = ('"' * 3, "'" * 3)
 
 
 class ScanFacts:
@@ -188,6 +190,26 @@ class ScanFacts:
             units = [(m, u, self.plugin_unit_walk(m, u)) for m in self.plugin.modules for u in self.plugin_units(m)]
             return host_calls(self.plugin_typing(view), units, lambda m, u: self.plugin_inference(view, m, u))
         return self.keep(("host-calls", id(view)), build)
+
+    def forwarded_name(self, view: HostView, base: Symbol) -> str:
+        """The member a host passthrough method hands everything to (`def forward_oot(self, *args,
+        **kwargs): return self.forward_native(*args, **kwargs)` -> "forward_native"), else ''.
+
+        A plugin's replacement of such a method takes the calls meant for that member, so it is
+        judged against the member as the patched class defines it."""
+        fn = base.obj
+        if not isinstance(fn, FunctionInfo) or not base.module or [p.kind for p in fn.signature.params[1:]] != [
+                ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD]:
+            return ""
+
+        def build() -> str:
+            lines = view.index.lines(base.module)[fn.line:fn.end_line]
+            body = [t for t in (line.strip() for line in lines) if t and not t.startswith("#")]
+            if len(body) == 2 and body[0].startswith(_DOC_QUOTES):
+                body = body[1:]
+            found = _FORWARD.fullmatch(body[0]) if len(body) == 1 else None
+            return found.group(1) if found else ""
+        return self.keep(("forwarded", id(view), base.path), build)
 
     # -- copies against OLD and NEW ---------------------------------------------------------------
     def vanished_members(self, owner: str, reads: dict[str, int], provided: set[str],

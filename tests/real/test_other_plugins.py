@@ -10,6 +10,7 @@ import pytest
 
 from pinport.config import load_settings
 from pinport.pins import find_pins, read_pin
+from pinport.plugin.uses import find_host_methods
 from pinport.sources import Cache, fetch_release, list_versions
 
 PLUGINS = tomllib.loads((Path(__file__).parent / "plugins.toml").read_text(encoding="utf-8"))
@@ -111,3 +112,32 @@ def test_no_false_error_remains_on_the_validated_release(answer_file, own_pin_sc
             else:
                 assert found and all(f.level.value == entry["now"] for f in found), where
                 assert all(f.status.value == "latent" and f.plugin.unit for f in found)
+
+
+def test_string_target_registry_patches_are_discovered(real_models_of):
+    """vllm-rbln 0.11.2 installs its patches with `@register_patch(target="vllm.…")`: each decorated
+    function is a patch of that host member, judged with `self` as the target class."""
+    from pinport.plugin.records import PatchKind
+    models, _ = real_models_of("vllm-rbln", "0.11.2", "0.24.0")
+    found = {(p.site.path, p.site.line): p.target for p in models.plugin.surface.patches
+             if p.kind is PatchKind.ASSIGNMENT and p.plugin_module.startswith("vllm_rbln.patches")}
+    assert found[("vllm_rbln/patches/gpt_oss.py", 38)] == "vllm.model_executor.models.gpt_oss.MLPBlock.forward"
+    assert found[("vllm_rbln/patches/attention.py", 204)] == "vllm.model_executor.layers.attention.Attention.forward"
+    # the factory applied by hand: register_patch(target=...)(Fp8MoEMethod)
+    assert found[("vllm_rbln/patches/fp8_moe_method.py", 18)] == "vllm.model_executor.layers.quantization.fp8.Fp8MoEMethod"
+    methods = {m.qualname: m.owners for m in find_host_methods(models.plugin) if m.module == "vllm_rbln.patches.gpt_oss"}
+    assert methods["patched_gptoss_mlp_forward"] == ("vllm.model_executor.models.gpt_oss.MLPBlock",)
+    assert len(found) >= 25
+
+
+def test_worker_extension_is_a_member_of_the_host_worker(real_models_of):
+    """vllm-lens 1.3.0 sets `worker_extension_cls` to its HiddenStatesExtension (a constant, through
+    `_activations_plugin.py:332`); vLLM mixes it into its GPU Worker, so its `self` is judged as one."""
+    models, _ = real_models_of("vllm-lens", "1.3.0", "0.30.0")
+    (target,) = [t for t in models.plugin.surface.targets if t.plugin_class == "HiddenStatesExtension"]
+    assert (target.site.path, target.site.line, target.target, target.is_patch) == (
+        "vllm_lens/_worker_ext.py", 901, "vllm.v1.worker.gpu_worker.Worker", False)
+    view = models.new
+    worker = view.resolve(target.target)
+    assert worker is not None and all(view.member(worker, n) is not None
+                                      for n in ("model_runner", "parallel_config", "rank"))

@@ -4,7 +4,7 @@
 |--------------|--------------------------|---------------|
 | imports      | imports.py               | #4, #5, #6    |
 | signatures   | override_signature.py    | #1, #2        |
-| aliases      | aliases.py               | aliases, patch targets |
+| aliases      | aliases.py               | aliases, patch targets, deletions |
 | calls        | call_binding.py          | #3, #7        |
 | defaults     | call_defaults.py         | #7 defaults the plugin's calls rely on |
 | factories    | factories.py             | #7 keywords forwarded to constructors |

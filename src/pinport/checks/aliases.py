@@ -29,7 +29,10 @@ CLASS_PATH_MISSING = Kind("PP0006", "ClassPathUnresolved", "the host is told to 
                           "the plugin does not define: ImportError or AttributeError when the host loads it",
                           Severity.ERROR, None, NAME)
 
-KINDS = (ALIAS_MISSING, TARGET_MISSING, TARGET_KIND, CLASS_PATH_MISSING)
+DELETED_MISSING = Kind("PP0007", "DeletedMemberMissing", "`del {owner}.{name}` raises AttributeError at "
+                       "import: `{owner}` in {label} does not define `{name}` itself", Severity.ERROR, None, NAME)
+
+KINDS = (ALIAS_MISSING, TARGET_MISSING, TARGET_KIND, CLASS_PATH_MISSING, DELETED_MISSING)
 
 
 class AliasesCheck:
@@ -58,6 +61,8 @@ class AliasesCheck:
                 yield Finding(TARGET_KIND, {**args, "kind": sym.kind}, target.site, subject=target.target,
                               severity=severity, suggestion="patch the class the factory returns instead",
                               **ctx.evidence(target.target))
+        yield from self._registry_targets(ctx)
+        yield from self._deletions(ctx)
         provided = ctx.plugin.surface.provided()
         for patch in ctx.plugin.surface.patches:
             if patch.kind is not PatchKind.ALIAS or patch.alias_of in provided:
@@ -77,3 +82,37 @@ class AliasesCheck:
             yield Finding(ALIAS_MISSING, {"alias": alias, "target": patch.alias_of, "label": host.label}, patch.site,
                           subject=patch.alias_of, severity=guard_severity(patch.guard), suggestion=suggestion,
                           **ctx.evidence(patch.alias_of))
+
+    @staticmethod
+    def _registry_targets(ctx: ScanContext) -> Iterator[Finding]:
+        """A registry patch spelled as a string (`@register_patch(target="…")`): nothing imports its
+        owner, so a host that moved or dropped it fails only when the registry applies the patch."""
+        host = ctx.host
+        seen: set[tuple[str, int]] = set()
+        for patch in ctx.plugin.surface.patches:
+            key = (patch.site.path, patch.site.line)
+            if not patch.by_string or key in seen or host.resolve(patch.owner) is not None:
+                continue
+            seen.add(key)
+            name = patch.function.name if patch.function else patch.name
+            yield Finding(TARGET_MISSING, {"plugin_class": name, "target": patch.target, "label": host.label},
+                          patch.site, subject=patch.target, severity=guard_severity(patch.guard),
+                          suggestion="re-target the patch string (see where upstream moved the member)",
+                          **ctx.evidence(patch.target))
+
+    @staticmethod
+    def _deletions(ctx: ScanContext) -> Iterator[Finding]:
+        host = ctx.host
+        for deletion in ctx.plugin.surface.deletions:
+            owner = host.resolve(deletion.owner)
+            if owner is None or owner.kind != CLASS or not isinstance(owner.obj, ClassInfo):
+                continue  # a missing owner is an import finding
+            info = owner.obj
+            if deletion.name in info.methods or deletion.name in info.attributes or deletion.name in info.classes:
+                continue  # `del` removes the class's own member; an inherited or instance one raises
+            target = f"{deletion.owner}.{deletion.name}"
+            yield Finding(DELETED_MISSING, {"owner": deletion.owner.rpartition(".")[2], "name": deletion.name,
+                                            "label": host.label}, deletion.site, subject=target,
+                          severity=guard_severity(deletion.guard),
+                          suggestion="drop the `del` (the member is gone) or delete it where it is defined now",
+                          **ctx.evidence(target))

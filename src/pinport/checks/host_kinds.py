@@ -86,6 +86,7 @@ class HostKindsCheck:
 
     def _env_flags(self, ctx: ScanContext) -> Iterator[Finding]:
         modules = ctx.host.env_modules
+        added = {(e.table, e.name) for e in ctx.plugin.surface.env_entries}  # the plugin's own table entries
         seen: set[tuple[str, str, str]] = set()
         for use in ctx.plugin.surface.uses:
             for module in modules:
@@ -93,7 +94,8 @@ class HostKindsCheck:
                     continue
                 flag = use.path[len(module) + 1:].split(".")[0]
                 key = (use.site.path, use.site.unit, flag)
-                if not flag.isupper() or key in seen or ctx.host.env_flag_defined(module, flag):
+                if not flag.isupper() or key in seen or (module, flag) in added or \
+                        ctx.host.env_flag_defined(module, flag):
                     continue
                 seen.add(key)
                 subject = f"{module}.{flag}"

@@ -104,7 +104,18 @@ class SignaturesCheck:
                           **ctx.evidence(patch.target, host_sym=base))
         if base.kind not in (FUNCTION, METHOD) or not isinstance(base.obj, FunctionInfo):
             return
+        base, other_base = self._forwarded(ctx, patch, base), other_base and self._forwarded(ctx, patch, other_base, True)
         yield from self._compare(ctx, patch, base, other_base)
+
+    @staticmethod
+    def _forwarded(ctx: ScanContext, patch: Patch, base: Symbol, other: bool = False) -> Symbol:
+        """A passthrough base (`forward_oot(self, *a, **k)` returning `self.forward_native(*a, **k)`)
+        stands for the member it forwards to, as the patched class defines it (CustomOp out-of-tree)."""
+        view = ctx.other if other else ctx.host
+        name = ctx.facts.forwarded_name(view, base)
+        target = view.replaced_member(patch.owner, name)[1] if name else None
+        return target if target is not None and target.kind == METHOD and isinstance(target.obj, FunctionInfo) \
+            else base
 
     def _compare(self, ctx: ScanContext, patch: Patch, base: Symbol, other_base: Symbol | None) -> Iterator[Finding]:
         fn = patch.function

@@ -21,6 +21,8 @@ from ..model.parse import dotted, function_info, resolve_relative, signature_of
 from ..model.summary import BindingKind, FunctionInfo
 from .records import (
     ClassPath,
+    Deletion,
+    EnvEntry,
     Guard,
     HostImport,
     HostUse,
@@ -29,6 +31,13 @@ from .records import (
     PatchTarget,
     Replacement,
     StandIn,
+)
+from .registries import (
+    checking_bases,
+    declared_target,
+    is_declaration,
+    is_type_checking,
+    string_target,
 )
 
 _GUARD_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
@@ -61,6 +70,8 @@ class PluginSurface:
     replacements: list[Replacement] = field(default_factory=list)
     stand_ins: list[StandIn] = field(default_factory=list)
     class_paths: list[ClassPath] = field(default_factory=list)
+    deletions: list[Deletion] = field(default_factory=list)
+    env_entries: list[EnvEntry] = field(default_factory=list)
 
     def stands_in(self, path: str) -> bool:
         """Whether a host path lies in a module the plugin itself installs under that name."""
@@ -130,6 +141,7 @@ class _Walker(ast.NodeVisitor):
         self.constants: dict[str, str] = {}  # module-level NAME = "string"
         self.tops: set[str] = set()  # the plugin's top-level packages: class paths into them are checked
         self.stand_in_helpers: dict[str, int] = {}  # def f(name, mod): sys.modules[name] = mod -> position
+        self.checking_bases: dict[str, str | ast.expr] = {}  # base names bound to a host class for type checkers
 
     # -- helpers -------------------------------------------------------------------------------
     def loc(self, node: ast.AST) -> Location:
@@ -242,7 +254,9 @@ class _Walker(ast.NodeVisitor):
         for dec in node.decorator_list:
             self.visit(dec)
         self._bind(node.name, None)  # type: ignore[arg-type]
-        self.functions[".".join([*self.units, node.name])] = function_info(node, self.lines)
+        info = function_info(node, self.lines)
+        self.functions[".".join([*self.units, node.name])] = info
+        self._registered(node, node.decorator_list, info)
         self.units.append(node.name)
         self.kinds.append("function")
         args = node.args
@@ -266,10 +280,13 @@ class _Walker(ast.NodeVisitor):
                 break
         bases: list[str] = []
         if not is_patch:
-            bases = [p for p in (self.host_path(b) for b in node.bases) if p]
+            bases = [p for p in (self._base_path(b) for b in node.bases) if p]
         for dec in node.decorator_list:
             self.visit(dec)
             self._oot_decorator(dec, qual, node)
+        self._registered(node, node.decorator_list, None)
+        if target is None and not bases and (declared := declared_target(node, self.names.is_host)):
+            target, is_patch = declared, True
         owners = [target] if target else bases
         for owner in owners:
             self.out.targets.append(PatchTarget(self.loc(node), qual, self.module, owner, is_patch, self.guard))
@@ -279,6 +296,27 @@ class _Walker(ast.NodeVisitor):
             if owners:
                 self.class_statement(stmt, owners, is_patch, qual)
             self.visit(stmt)
+        self.units.pop()
+        self.kinds.pop()
+
+    def _base_path(self, base: ast.expr) -> str | None:
+        """The host class a base denotes, also when it is one only for type checkers."""
+        if isinstance(base, ast.IfExp) and is_type_checking(base.test):
+            return self.host_path(base.body)
+        bound = self.checking_bases.get(base.id) if isinstance(base, ast.Name) else None
+        if isinstance(bound, str):
+            path = self.names.follow(bound)
+            return path if self.names.is_host(path) else None
+        return self.host_path(bound if bound is not None else base)
+
+    def adopt(self, node: ast.ClassDef, owner: str) -> None:
+        """A class the host mixes into its class `owner` (named by a class-path setting such as
+        `worker_extension_cls`): judged like a subclass of `owner`."""
+        self.out.targets.append(PatchTarget(self.loc(node), node.name, self.module, owner, False, self.guard))
+        self.units.append(node.name)
+        self.kinds.append("class")
+        for stmt in node.body:
+            self.class_statement(stmt, [owner], False, node.name)
         self.units.pop()
         self.kinds.pop()
 
@@ -302,7 +340,7 @@ class _Walker(ast.NodeVisitor):
                     self.out.patches.append(Patch(PatchKind.ALIAS, self.loc(stmt), owner, member, None,
                                                   self.module, qual, alias_of=kept, local_name=name,
                                                   guard=self.guard))
-                elif is_patch:
+                elif is_patch and not is_declaration(name):
                     self.out.patches.append(Patch(PatchKind.MEMBER, self.loc(stmt), owners[0], name, None,
                                                   self.module, qual, guard=self.guard))
 
@@ -314,6 +352,8 @@ class _Walker(ast.NodeVisitor):
                 self._class_path(node, node.value, name)
             if isinstance(target, ast.Subscript) and dotted(target.value) == "sys.modules":
                 self._stand_in(node, target.slice)
+            if isinstance(target, ast.Subscript):
+                self._env_entry(node, target.value, [target.slice])
             if isinstance(target, ast.Attribute) and not self._in_class_body():
                 owner = self.host_path(target.value)
                 if owner:
@@ -330,10 +370,27 @@ class _Walker(ast.NodeVisitor):
                                                       guard=self.guard))
         self.generic_visit(node)
 
+    def visit_Delete(self, node: ast.Delete) -> None:
+        """`del Host.member` outside a class body: the host class loses that member of its own."""
+        for target in node.targets:
+            owner = self.host_path(target.value) if isinstance(target, ast.Attribute) else None
+            if owner and not self._in_class_body():
+                self.out.deletions.append(Deletion(self.loc(node), owner, target.attr, self.guard))  # type: ignore[union-attr]
+        self.generic_visit(node)
+
+    def _env_entry(self, node: ast.AST, table: ast.expr, keys: list[ast.expr | None]) -> None:
+        """`envs.environment_variables["X"] = ...` (or `.update({"X": ...})`): a flag the plugin adds."""
+        path = self.host_path(table)
+        if path and path.endswith(".environment_variables"):
+            module = path.rpartition(".")[0]
+            for key in keys:
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    self.out.env_entries.append(EnvEntry(self.loc(node), module, key.value))
+
     def _in_class_body(self) -> bool:
         return bool(self.kinds) and self.kinds[-1] == "class"
 
-    def _assignment(self, node: ast.AST, owner: str, name: str, value: ast.AST) -> None:
+    def _assignment(self, node: ast.AST, owner: str, name: str, value: ast.AST, by_string: bool = False) -> None:
         wrapper = ""
         if isinstance(value, ast.Call) and dotted(value.func) in _WRAPPERS and value.args:
             wrapper, value = dotted(value.func), value.args[0]
@@ -344,7 +401,26 @@ class _Walker(ast.NodeVisitor):
         elif isinstance(value, ast.Lambda):
             fn = FunctionInfo("<lambda>", value.lineno, value.lineno, signature_of(value.args, None, self.lines))
         self.out.patches.append(Patch(PatchKind.ASSIGNMENT, self.loc(node), owner, name, fn, self.module,
-                                      wrapper=wrapper, guard=self.guard))
+                                      wrapper=wrapper, guard=self.guard, by_string=by_string))
+
+    # -- registries naming their target by string ------------------------------------------------
+    def _registered(self, node: ast.AST, decorators: list[ast.expr], fn: FunctionInfo | None) -> None:
+        """`@register_patch(target="host.mod.Cls.meth")` / `@patch("host.mod", "Cls.meth")` on a def or
+        class: the object is installed at that host path, so it is an assignment patch there."""
+        for dec in decorators:
+            path = string_target(dec, self.names.is_host) if isinstance(dec, ast.Call) else None
+            if path and "." in path:
+                owner, _, name = path.rpartition(".")
+                self.out.patches.append(Patch(PatchKind.ASSIGNMENT, self.loc(node), owner, name, fn, self.module,
+                                              guard=self.guard, by_string=True))
+
+    def _registered_call(self, node: ast.Call) -> None:
+        """`register_patch(target="host.mod.X")(obj)`: the decorator factory applied by hand."""
+        if isinstance(node.func, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Name):
+            path = string_target(node.func, self.names.is_host)
+            if path and "." in path:
+                owner, _, name = path.rpartition(".")
+                self._assignment(node, owner, name, node.args[0], by_string=True)
 
     # -- out-of-tree replacements -----------------------------------------------------------------
     def _oot_decorator(self, dec: ast.expr, qual: str, node: ast.ClassDef) -> None:
@@ -411,6 +487,10 @@ class _Walker(ast.NodeVisitor):
         if isinstance(node.func, ast.Attribute) and node.func.attr == "register_model" and len(node.args) >= 2:
             self._class_path(node, node.args[1], "register_model")
         self._oot_call(node)
+        self._registered_call(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "update" and node.args and isinstance(
+                node.args[0], ast.Dict):
+            self._env_entry(node, node.func.value, node.args[0].keys)
         func = dotted(node.func)
         if func == "sys.modules.setdefault" and node.args:
             self._stand_in(node, node.args[0])
@@ -511,22 +591,48 @@ def discover(index: CodeIndex, modules: list[str], settings: Settings) -> Plugin
         tree = index.parsed(module)
         if tree is None:
             continue
-        walker = _Walker(module, index.paths[module], names, settings, out, index.lines(module))
-        walker.probe_guarded = probe_guarded(tree)
-        walker.tops = {m.split(".")[0] for m in modules}
-        walker.constants = {t.id: stmt.value.value for stmt in tree.body if isinstance(stmt, ast.Assign)
-                            and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
-                            for t in stmt.targets if isinstance(t, ast.Name)}
-        for module_name in (module, *{i.module for i in _plugin_imports(tree, module, index)}):
-            walker.stand_in_helpers.update(_stand_in_helpers(index, module_name))
-        # Module-level functions first, so `Target.x = fn` can find `fn` defined later in the file.
-        for stmt in tree.body:
-            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-                walker.functions[stmt.name] = function_info(stmt, walker.lines)
-                if _OOT in walker.lines[stmt.lineno - 1] or any(_OOT in line for line in walker.lines[
-                        stmt.lineno - 1:stmt.end_lineno or stmt.lineno]):
-                    if (positions := oot_helper(stmt)) is not None:
-                        walker.oot_helpers[stmt.name] = positions
+        walker = _walker(index, module, tree, modules, names, settings, out)
         for stmt in tree.body:
             walker.visit(stmt)
+    _adopt_mixins(index, modules, names, settings, out)
     return out
+
+
+def _adopt_mixins(index: CodeIndex, modules: list[str], names: PluginNames, settings: Settings,
+                  out: PluginSurface) -> None:
+    """Plugin classes named by a class-path setting the host mixes into a class of its own
+    (`settings.class_path_hosts`) and not already related to a host class: judged as its members."""
+    hosts = dict(settings.class_path_hosts)
+    related = {(t.plugin_module, t.plugin_class) for t in out.targets}
+    for cp in list(out.class_paths):
+        module, _, name = cp.path.rpartition(".")
+        host = hosts.get(cp.how)
+        tree = index.parsed(module) if host and module in modules else None
+        node = next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == name), None) if tree else None
+        if node is None or (module, name) in related:
+            continue
+        related.add((module, name))
+        _walker(index, module, tree, modules, names, settings, out).adopt(node, host)  # type: ignore[arg-type]
+
+
+def _walker(index: CodeIndex, module: str, tree: ast.Module, modules: list[str], names: PluginNames,
+            settings: Settings, out: PluginSurface) -> _Walker:
+    """A walker over one plugin module, primed with what its statements refer to before they appear."""
+    walker = _Walker(module, index.paths[module], names, settings, out, index.lines(module))
+    walker.probe_guarded = probe_guarded(tree)
+    walker.checking_bases = checking_bases(tree, module, index.is_package(module))
+    walker.tops = {m.split(".")[0] for m in modules}
+    walker.constants = {t.id: stmt.value.value for stmt in tree.body if isinstance(stmt, ast.Assign)
+                        and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+                        for t in stmt.targets if isinstance(t, ast.Name)}
+    for module_name in (module, *{i.module for i in _plugin_imports(tree, module, index)}):
+        walker.stand_in_helpers.update(_stand_in_helpers(index, module_name))
+    # Module-level functions first, so `Target.x = fn` can find `fn` defined later in the file.
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            walker.functions[stmt.name] = function_info(stmt, walker.lines)
+            if _OOT in walker.lines[stmt.lineno - 1] or any(_OOT in line for line in walker.lines[
+                    stmt.lineno - 1:stmt.end_lineno or stmt.lineno]):
+                if (positions := oot_helper(stmt)) is not None:
+                    walker.oot_helpers[stmt.name] = positions
+    return walker

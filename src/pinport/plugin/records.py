@@ -61,6 +61,7 @@ class Patch:
     local_name: str = ""  # for ALIAS: the plugin's name for it ("_orig_init")
     wrapper: str = ""  # staticmethod/classmethod wrapping on assignment
     guard: Guard = Guard.NONE
+    by_string: bool = False  # the target is spelled as a string (a registry): nothing imports it
 
     @property
     def target(self) -> str:
@@ -99,6 +100,26 @@ class StandIn:
     site: Location
     host_module: str  # the host dotted name it stands in for
     plugin_module: str  # where the statement is
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """`del Host.member`: the class loses its own member (its bases' shows through), and the statement
+    raises AttributeError when the class no longer defines the member itself."""
+
+    site: Location
+    owner: str  # host dotted path of the class or module
+    name: str
+    guard: Guard
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """`envs.environment_variables["VLLM_X"] = ...`: the plugin adds a flag to the host's table."""
+
+    site: Location
+    table: str  # host dotted path of the table's module
+    name: str
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,68 @@
+"""Patch registries naming their target by string, and declarative patch classes (vllm-rbln's
+`register_patch(target=...)`): the object lands on the host path, and `self` is the target class."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import expect, run_scan
+from pinport.checks.aliases import AliasesCheck
+from pinport.checks.instance_attributes import AttributesCheck
+from pinport.checks.override_signature import SignaturesCheck
+
+OLD = {"host/worker.py": "class Worker:\n    def __init__(self):\n        self.device = 0\n\n"
+                         "    def execute(self, batch):\n        return batch\n"}
+NEW = {"host/worker.py": "class Worker:\n    def __init__(self):\n        self.devices = [0]\n\n"
+                         "    def execute(self, batch, step):\n        return batch\n"}
+REGISTRY = ("def register_patch(*, target, reason=''):\n    return lambda obj: obj\n\n\n"
+            "def patch(module, attr):\n    return lambda obj: obj\n\n\n"
+            "def timed(label):\n    return lambda obj: obj\n")
+BODY = "def execute(self, batch):\n    return self.device\n"
+
+
+@pytest.mark.parametrize(("src", "expected"), [
+    # keyword target, the full dotted path (vllm-rbln)
+    ("from plug.registry import register_patch\n\n\n"
+     "@register_patch(target='host.worker.Worker.execute', reason='x')\n" + BODY,
+     ["PP0101 warning drift", "PP0901 error drift"]),
+    # module and attribute apart
+    ("from plug.registry import patch\n\n\n@patch('host.worker', 'Worker.execute')\n" + BODY,
+     ["PP0101 warning drift", "PP0901 error drift"]),
+    # the decorator factory applied by hand
+    ("from plug.registry import register_patch\n\n\n" + BODY +
+     "\n\nregister_patch(target='host.worker.Worker.execute')(execute)\n",
+     ["PP0101 warning drift", "PP0901 error drift"]),
+    # negative twin: a string argument of a decorator that does not patch is a label
+    ("from plug.registry import timed\n\n\n@timed('host.worker.Worker.execute')\n" + BODY,
+     ["no PP0101", "no PP0901"]),
+])
+def test_string_target_decorator_patches_the_host_member(src, expected):
+    plugin = {"plug/registry.py": REGISTRY, "plug/patches.py": src}
+    expect(run_scan(OLD, NEW, plugin, checks=(SignaturesCheck(), AttributesCheck())), expected)
+
+
+DECLARATIVE = """
+class PatchBase:
+    pass
+
+
+class ExecutePatch(PatchBase):
+    target_module = "{module}"
+    target_class = "{cls}"
+    min_version = "1.0"
+
+    def execute(self, batch):
+        return self.device
+"""
+
+
+@pytest.mark.parametrize(("module", "cls", "expected"), [
+    ("host.worker", "Worker", ["PP0101 warning drift", "PP0901 error drift"]),
+    # the stated target names a class the host lacks: the target itself is the finding
+    ("host.worker", "Scheduler", ["PP0003 error latent", "no PP0101", "no PP0901"]),
+    # negative twin: a module outside the host is no patch target
+    ("other.worker", "Worker", ["no PP0003", "no PP0101", "no PP0901"]),
+])
+def test_declarative_patch_class_states_its_target(module, cls, expected):
+    plugin = {"plug/patches.py": DECLARATIVE.format(module=module, cls=cls)}
+    expect(run_scan(OLD, NEW, plugin, checks=(SignaturesCheck(), AttributesCheck(), AliasesCheck())), expected)
