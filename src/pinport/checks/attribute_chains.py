@@ -90,7 +90,7 @@ class ChainsCheck:
                        ctx.plugin_site(module, unit.qualname, node), subject=subject, severity=severity,
                        details=details, suggestion=f"find what {ctx.host.label} `{here.sym.path.rpartition('.')[2]}` "
                                                    f"offers instead of `{node.attr}`",
-                       **ctx.sides(ctx.host.location(here.sym), ctx.other.location(found)))
+                       **ctx.pair(ctx.host.location(here.sym), ctx.other.location(found))._asdict())
 
 
 def _has(ctx: ScanContext, view, inf: Inference, typed: Typed, name: str) -> bool:  # noqa: ANN001

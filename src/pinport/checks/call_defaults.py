@@ -75,8 +75,8 @@ class DefaultsCheck:
                        severity=Severity.INFO if hc.guard else None, details=details,
                        suggestion=f"pass `{name}` explicitly if the plugin relies on the old value "
                                   f"(`{name}={old_default}`), or confirm the new default suits it",
-                       **ctx.sides(callee_location(ctx.host, hc.callee.sym, params),
-                                   callee_location(ctx.other, other, before)))
+                       **ctx.pair(callee_location(ctx.host, hc.callee.sym, params),
+                                   callee_location(ctx.other, other, before))._asdict())
 
 
 __all__ = ["KINDS", "DefaultsCheck"]

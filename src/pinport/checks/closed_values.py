@@ -160,7 +160,7 @@ class ClosedValuesCheck:
                        severity=severity, details=tuple(details),
                        suggestion=f"use a value {ctx.host.label} still accepts, or handle `{first.value}` in the "
                                   f"plugin (upstream dropped it)",
-                       **ctx.sides(ctx.host.location(here), ctx.other.location(there)))
+                       **ctx.pair(ctx.host.location(here), ctx.other.location(there))._asdict())
 
 
 # -- helpers ---------------------------------------------------------------------------------------

@@ -77,8 +77,8 @@ class FactoriesCheck:
                                       ctx.plugin_site(module, unit.qualname, call), subject=f"{typed.sym.path}.{kw.arg}",
                                       severity=Severity.WARNING if walk.guard_at(call.lineno) else None,
                                       suggestion=f"drop `{kw.arg}=` or set what replaced it in {ctx.host.label}",
-                                      **ctx.sides(callee_location(ctx.host, typed.sym, accepts),
-                                                  callee_location(ctx.other, other_cls, other_accepts)))
+                                      **ctx.pair(callee_location(ctx.host, typed.sym, accepts),
+                                                  callee_location(ctx.other, other_cls, other_accepts))._asdict())
 
     def _call(self, ctx: ScanContext, hc: HostCall) -> Iterator[Finding]:
         params = callee_params(ctx.host.resolver, hc.callee)
@@ -110,8 +110,8 @@ class FactoriesCheck:
                                    f"{ctx.host.index.paths.get(hc.callee.sym.module, hc.callee.sym.module)}:"
                                    f"{forwarding.line}",),
                           suggestion=f"drop `{kw.arg}=` or pass what replaced it in {ctx.host.label}",
-                          **ctx.sides(callee_location(ctx.host, forwarding.cls, accepts),
-                                      callee_location(ctx.other, other_cls, other_accepts)))
+                          **ctx.pair(callee_location(ctx.host, forwarding.cls, accepts),
+                                      callee_location(ctx.other, other_cls, other_accepts))._asdict())
 
 
 
