@@ -13,11 +13,10 @@ signature changes between OLD and NEW and the call does not just forward its own
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from ..findings import Finding, Kind, Location, Severity
+from ..findings import Arg, Finding, Kind, Location, Severity
 from ..model.binding import (
     BOUND,
     CALL,
@@ -74,7 +73,6 @@ _KINDS = {False: {MISSING: CALL_MISSING, UNEXPECTED: CALL_UNEXPECTED, TOO_MANY: 
 _SUGGEST = {MISSING: "pass `{name}` the way upstream does", UNEXPECTED: "drop `{name}=` or pass what replaced it",
             TOO_MANY: "match the positional parameters of the new signature",
             TWICE: "pass `{name}` once, in the position or keyword the new signature expects"}
-_CTOR = re.compile(r"([A-Za-z_][\w.]*)\(")
 _SITES = 5
 _SEARCHED = 40  # modules parsed at most when listing upstream call sites
 
@@ -185,7 +183,7 @@ class CallsCheck:
             return shared.masked(cls, name)
 
         if cls_sym is not None and key not in shared.self_attrs:
-            shared.self_attrs[key] = _self_attrs(ctx, module, unit.cls)
+            shared.self_attrs[key] = ctx.facts.plugin_typing(ctx.host).self_attrs(module, unit.cls)
         inf = Inference(ctx.host.resolver, lookup, masked=masked, self_attrs=shared.self_attrs.get(key),
                         super_mro=ctx.host.resolver.mro(base) if base is not None and target is None else ())
         if unit.node is not None:
@@ -245,7 +243,7 @@ class CallsCheck:
                 kind = CTOR_UNVERIFIED if construct else CALL_UNVERIFIED
                 yield self._finding(shared, kind, callee, subject, site, other_sym, params, other_params,
                                     {"name": ""}, "check the call against the new signature by hand", changed)
-            return
+            problems = []  # the binding is unknown; the unpacking of the result is still judged
         replacement = shared.replacement_binding(callee, call) if problems else ""
         for problem in problems:
             kind = _KINDS[construct][problem.kind]
@@ -262,25 +260,27 @@ class CallsCheck:
             if arity is not None and arity != unpack:
                 returns = "a single value" if arity == 1 else f"{arity} values"
                 yield self._finding(shared, UNPACK_ARITY, callee, subject, site, other_sym, params, other_params,
-                                    {"name": "", "count": str(unpack), "returns": returns},
+                                    {"name": "", "count": unpack, "returns": returns},
                                     "unpack what the new version returns (see its `return` statements)", changed)
 
     def _finding(self, shared: _Context, kind: Kind, callee: Callee, subject: str, site: Location,
                  other_sym: Symbol | None, params: tuple[Param, ...], other_params: tuple[Param, ...] | None,
-                 args: dict[str, str], suggestion: str, changed: bool) -> Finding:
+                 args: dict[str, Arg], suggestion: str, changed: bool) -> Finding:
         ctx = shared.ctx
         short = subject.rpartition(".")[2] if callee.mode != CONSTRUCT else callee.sym.path.rpartition(".")[2]
         details: list[str] = []
         sites: tuple[Location, ...] = ()
+        syms, sigs = ctx.pair(callee.sym, other_sym), ctx.pair(params, other_params)
         if changed:
-            details.extend(ctx.old_new(f"{ctx.host.label}: {render_params(short, params)}",
-                                       f"{ctx.other.label}: {render_params(short, other_params)}"))
+            details += [f"{ctx.old.label}: {render_params(short, sigs.old)}",
+                        f"{ctx.new.label}: {render_params(short, sigs.new)}"]
             if ctx.judging_new:
                 sites = self._upstream_sites(shared, callee)
                 details.extend(f"upstream calls it at {s.cited()}" for s in sites)
-        evidence = _evidence(ctx, callee.sym, other_sym, params, other_params, short)
         return Finding(kind, {"callee": subject, "label": ctx.host.label, **args}, site, subject=subject,
-                       suggestion=suggestion, details=tuple(details), sites=sites, **evidence)
+                       suggestion=suggestion, details=tuple(details), sites=sites,
+                       old=_defined_at(ctx.old, syms.old, sigs.old, short),
+                       new=_defined_at(ctx.new, syms.new, sigs.new, short))
 
     @staticmethod
     def _upstream_sites(shared: _Context, callee: Callee) -> tuple[Location, ...]:
@@ -357,28 +357,6 @@ def _plugin_members(ctx: ScanContext, module: str, qual: str, seen: set[str]) ->
     return out
 
 
-def _self_attrs(ctx: ScanContext, module: str, qual: str) -> dict[str, Typed | None]:
-    """Types of the `self.X` the plugin class assigns itself: known only from a host constructor call."""
-    lookup = _plugin_lookup(ctx, module, {})
-    info = _plugin_class(ctx, module, qual)
-    if info is None:
-        return {}
-    out: dict[str, Typed | None] = {}
-    for name, assigned in info.instance_attrs.items():
-        types = set()
-        for a in assigned:
-            m = _CTOR.match(a.expr)
-            head = m.group(1).split(".") if m else None
-            sym = lookup(head[0]) if head else None
-            for part in head[1:] if head else ():
-                sym = ctx.host.resolver.member(sym, part) if sym is not None else None
-            types.add(sym.path if sym is not None and sym.kind == CLASS else None)
-        path = types.pop() if len(types) == 1 else None
-        sym = ctx.host.resolve(path) if path else None
-        out[name] = Typed(sym, True) if sym is not None else None
-    return out
-
-
 def _forwards_own(call: ast.Call, unit: Unit) -> bool:
     """Whether every `*x`/`**x` of the call is the enclosing function's own `*args`/`**kwargs`."""
     if unit.node is None:
@@ -401,19 +379,17 @@ def _shape(params: tuple[Param, ...]) -> tuple[tuple[str, int, bool], ...]:
     return tuple((p.name, int(p.kind), p.default is None) for p in params)
 
 
-def _problem_args(problem: BindProblem) -> dict[str, str]:
-    return {"name": problem.name, "given": str(problem.given), "accepted": str(problem.accepted)}
+def _problem_args(problem: BindProblem) -> dict[str, Arg]:
+    return {"name": problem.name, "given": problem.given, "accepted": problem.accepted}
 
 
-def _evidence(ctx: ScanContext, sym: Symbol, other_sym: Symbol | None, params: tuple[Param, ...],
-              other_params: tuple[Param, ...] | None, short: str) -> dict[str, Location | None]:
-    def loc(view: HostView, s: Symbol | None, p: tuple[Param, ...] | None) -> Location | None:
-        if s is None:
-            return None
-        if s.kind == CLASS:  # cite the `__init__` that defines the signature, when there is one
-            init = view.resolver.class_member(s, "__init__")
-            if init is not None and init.kind == METHOD and init.module:
-                return view.location(init, snippet=f"def __init__ of {render_params(short, p)}")
-            return view.location(s, snippet=f"class {render_params(short, p)}")
-        return view.location(s, snippet=f"def {render_params(short, p)}")
-    return ctx.sides(loc(ctx.host, sym, params), loc(ctx.other, other_sym, other_params))
+def _defined_at(view: HostView, sym: Symbol | None, params: tuple[Param, ...] | None, short: str) -> Location | None:
+    """Where one version defines the callee, with the signature the call binds against as its snippet."""
+    if sym is None:
+        return None
+    if sym.kind == CLASS:  # cite the `__init__` that defines the signature, when there is one
+        init = view.resolver.class_member(sym, "__init__")
+        if init is not None and init.kind == METHOD and init.module:
+            return view.location(init, snippet=f"def __init__ of {render_params(short, params)}")
+        return view.location(sym, snippet=f"class {render_params(short, params)}")
+    return view.location(sym, snippet=f"def {render_params(short, params)}")
