@@ -13,13 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..findings import Finding, Kind, Location, Severity
-from ..model.host import HostView
-from ..model.resolve import CLASS, MODULE, Symbol
-from ..model.summary import FunctionInfo
-from ..plugin.counterparts import Counterpart
+from ..model.resolve import MODULE
+from ..plugin.counterparts import unit_counterparts
 from ..plugin.forks import CopiedLine, Copies, find_copied_lines
-from ..plugin.records import PatchKind
-from ..plugin.uses import plugin_class_info
 from .base import ScanContext
 
 NAME = "copied-lines"
@@ -51,55 +47,6 @@ def host_surface(ctx: ScanContext, copies: Copies) -> set[str]:
     return out
 
 
-def _member_lines(view: HostView, sym: Symbol | None) -> tuple[str, int, tuple[str, ...]]:
-    if sym is None or not isinstance(sym.obj, FunctionInfo) or sym.module not in view.index.paths:
-        return "", 0, ()
-    fn = sym.obj
-    lines = view.index.lines(sym.module)[fn.line - 1:fn.end_line]
-    return view.index.paths[sym.module], fn.line, tuple(x.strip() for x in lines)
-
-
-def _counterpart(ctx: ScanContext, old_sym: Symbol | None, new_sym: Symbol | None) -> Counterpart | None:
-    old_path, old_start, old_lines = _member_lines(ctx.old, old_sym)
-    if not old_lines or old_sym is None:
-        return None
-    new_path, new_start, new_lines = _member_lines(ctx.new, new_sym)
-    return Counterpart(old_sym.module, old_path, old_start, old_lines, new_path, new_start, new_lines)
-
-
-def unit_counterparts(ctx: ScanContext, surface: set[str]) -> dict[tuple[str, str], Counterpart]:
-    """(plugin module, unit) -> the upstream member it copies: the member a patch replaces, or the
-    same-named method of a same-named class in a host module the plugin touches."""
-    out: dict[tuple[str, str], Counterpart] = {}
-    for patch in ctx.plugin.surface.patches:
-        if patch.function is None or patch.kind is PatchKind.ALIAS:
-            continue
-        part = _counterpart(ctx, ctx.old.replaced_member(patch.owner, patch.name)[1],
-                            ctx.new.replaced_member(patch.owner, patch.name)[1])
-        if part is not None:
-            out.setdefault((patch.plugin_module, patch.site.unit), part)
-    defined_in: dict[str, list[str]] = {}  # class name -> surface modules defining it at OLD
-    for host_module in sorted(surface):
-        for name in ctx.old.index.modules[host_module].classes:
-            defined_in.setdefault(name, []).append(host_module)
-    for module in ctx.plugin.modules:
-        summary = ctx.plugin.index.modules.get(module)
-        for name in sorted(summary.classes) if summary is not None else ():
-            info = plugin_class_info(ctx.plugin.index, module, name)
-            for host_module in defined_in.get(name, ()):
-                old_cls, new_cls = ctx.old.resolve(f"{host_module}.{name}"), ctx.new.resolve(f"{host_module}.{name}")
-                if info is None or old_cls is None or old_cls.kind != CLASS:
-                    continue
-                for method in sorted(info.methods):
-                    new_member = ctx.new.resolver.class_member(new_cls, method) \
-                        if new_cls is not None and new_cls.kind == CLASS else None
-                    part = _counterpart(ctx, ctx.old.resolver.class_member(old_cls, method), new_member)
-                    if part is not None:
-                        out.setdefault((module, f"{name}.{method}"), part)
-                break
-    return out
-
-
 def find_second_sites(ctx: ScanContext) -> list[CopiedLine]:
     """The copied lines of this scan (outside forks and mirrors)."""
     copies = ctx.facts.copies
@@ -108,7 +55,7 @@ def find_second_sites(ctx: ScanContext) -> list[CopiedLine]:
         exclude.setdefault(copy.plugin.path, []).append((copy.plugin.start, copy.plugin.end))
     surface = host_surface(ctx, copies)
     return find_copied_lines(ctx.plugin, ctx.old.index, ctx.new.index, surface, exclude,
-                             unit_counterparts(ctx, surface))
+                             unit_counterparts(ctx.plugin, ctx.old, ctx.new, surface))
 
 
 class CopiedLinesCheck:

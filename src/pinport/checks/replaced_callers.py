@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding, Kind, Location, Severity
 from ..model.binding import CONSTRUCT, MISSING, TOO_MANY, TWICE, UNEXPECTED, render_params
-from ..model.callsites import CallSite, iter_call_sites
+from ..model.callsites import CallSite, iter_call_sites, modules_mentioning
 from ..model.resolve import CLASS, Symbol
 from ..model.summary import FunctionInfo, Param
 from ..plugin.callers import CALLED_DUNDERS
@@ -106,8 +106,7 @@ def _optional(ctx: ScanContext, site: CallSite) -> bool:
     if cls is None or cls.kind != CLASS:
         return False
     name = owner.rpartition(".")[2]
-    mentioning = [m for m in ctx.facts.keep(("grep", id(ctx.host), f"{name}("), lambda: ctx.host.index.grep(f"{name}("))
-                  if m != site.module]
+    mentioning = [m for m in modules_mentioning(ctx.host.index, f"{name}(") if m != site.module]
     if not mentioning or len(mentioning) > _RARE_BUILDERS or not all(_under(m, prefixes) for m in mentioning):
         return False  # built on the main path, or by many models (the text says so without parsing)
     built = list(iter_call_sites(ctx.host.resolver, name, lambda c: c.mode == CONSTRUCT and c.sym.path == cls.path,

@@ -14,7 +14,13 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..model.host import HostView
+from ..model.resolve import CLASS, Symbol
+from ..model.summary import FunctionInfo
+from .model import PluginModel
+from .records import PatchKind
 from .similarity import line_tokens, token_ratio
+from .uses import plugin_class_info
 
 _ALIAS = re.compile(r"^self\.([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([A-Za-z_][A-Za-z0-9_]*)$")
 _REWRITE = 0.6  # token similarity for "NEW rewrote this line" inside the counterpart
@@ -90,3 +96,53 @@ def match_in_counterpart(text: str, part: Counterpart) -> tuple[int, str, int, s
     if score >= _REWRITE:
         return part.old_start + old_index, part.old_lines[old_index], part.new_start - neg, part.new_lines[-neg], 1.0
     return part.old_start + old_index, part.old_lines[old_index], 0, "", 1.0
+
+
+def _member_lines(view: HostView, sym: Symbol | None) -> tuple[str, int, tuple[str, ...]]:
+    if sym is None or not isinstance(sym.obj, FunctionInfo) or sym.module not in view.index.paths:
+        return "", 0, ()
+    fn = sym.obj
+    lines = view.index.lines(sym.module)[fn.line - 1:fn.end_line]
+    return view.index.paths[sym.module], fn.line, tuple(x.strip() for x in lines)
+
+
+def _counterpart(old: HostView, new: HostView, old_sym: Symbol | None, new_sym: Symbol | None) -> Counterpart | None:
+    old_path, old_start, old_lines = _member_lines(old, old_sym)
+    if not old_lines or old_sym is None:
+        return None
+    new_path, new_start, new_lines = _member_lines(new, new_sym)
+    return Counterpart(old_sym.module, old_path, old_start, old_lines, new_path, new_start, new_lines)
+
+
+def unit_counterparts(plugin: PluginModel, old: HostView, new: HostView,
+                      surface: set[str]) -> dict[tuple[str, str], Counterpart]:
+    """(plugin module, unit) -> the upstream member it copies: the member a patch replaces, or the
+    same-named method of a same-named class in a host module the plugin touches."""
+    out: dict[tuple[str, str], Counterpart] = {}
+    for patch in plugin.surface.patches:
+        if patch.function is None or patch.kind is PatchKind.ALIAS:
+            continue
+        part = _counterpart(old, new, old.replaced_member(patch.owner, patch.name)[1],
+                            new.replaced_member(patch.owner, patch.name)[1])
+        if part is not None:
+            out.setdefault((patch.plugin_module, patch.site.unit), part)
+    defined_in: dict[str, list[str]] = {}  # class name -> surface modules defining it at OLD
+    for host_module in sorted(surface):
+        for name in old.index.modules[host_module].classes:
+            defined_in.setdefault(name, []).append(host_module)
+    for module in plugin.modules:
+        summary = plugin.index.modules.get(module)
+        for name in sorted(summary.classes) if summary is not None else ():
+            info = plugin_class_info(plugin.index, module, name)
+            for host_module in defined_in.get(name, ()):
+                old_cls, new_cls = old.resolve(f"{host_module}.{name}"), new.resolve(f"{host_module}.{name}")
+                if info is None or old_cls is None or old_cls.kind != CLASS:
+                    continue
+                for method in sorted(info.methods):
+                    new_member = new.resolver.class_member(new_cls, method) \
+                        if new_cls is not None and new_cls.kind == CLASS else None
+                    part = _counterpart(old, new, old.resolver.class_member(old_cls, method), new_member)
+                    if part is not None:
+                        out.setdefault((module, f"{name}.{method}"), part)
+                break
+    return out
