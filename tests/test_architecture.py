@@ -148,7 +148,7 @@ _ALLOWED_STATE = {
     ("pinport.gate.collect", "_errors"), ("pinport.gate.collect", "_collected"),  # a pytest plugin's session
     ("pinport.model.codec", "_DECODERS"),  # one decoder per Python type of the cache format (code, not data)
     # pinport's own rule documentation (package data, not analysed code)
-    ("pinport.report.rules", "_texts"), ("pinport.report.rules", "rules"), ("pinport.report.rules", "project_url"),
+    ("pinport.report.rules", "_texts"), ("pinport.report.rules", "rules"),
     ("pinport.sources.package_index", "_netrc"),  # the user's netrc file, read once per process
 }
 

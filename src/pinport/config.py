@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import urlsplit
 
 from packaging.utils import canonicalize_name
 
@@ -44,6 +45,18 @@ def text(value: Any, where: str) -> str:
     if "\0" in value or any(ord(c) < 32 and c not in "\t" for c in value):
         raise ConfigError(f"{where} holds control characters")
     return value
+
+
+def url(value: Any, where: str) -> str:
+    """An absolute http(s):// or file:// address, or "" for none; kept without a trailing slash."""
+    value = text(value, where).strip()
+    if not value:
+        return ""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.netloc) \
+            or any(c.isspace() for c in value):
+        raise ConfigError(f"{where} must be an absolute http(s):// or file:// address, not {value!r}")
+    return value.rstrip("/")
 
 
 def nonempty(value: Any, where: str) -> str:
@@ -303,6 +316,9 @@ class Settings:
     validation_records: tuple[str, ...] = setting(("REBASE_TEST.md", "REBASE_REPORT.md"), strings(nonempty))
     # where the rebase documents link host evidence: a template with {version}, {path} and {line}
     host_source_url: str = setting("", text)
+    # where SARIF's helpUri and informationUri point: a published copy of pinport's docs/ folder
+    # ("" = the copy shipped inside the installed package, as file:// addresses)
+    docs_url: str = setting("", url)
     probes_file: str = setting("", relative_path)
     profile: str = setting("", optional(dotted_name))
     gate: GateSettings = setting(GateSettings(), table(GateSettings))  # [tool.pinport.gate]
