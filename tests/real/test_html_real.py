@@ -44,6 +44,25 @@ def test_html_report_in_chromium(real_scan, real_models, tmp_path):
         assert marker.evaluate("e => getComputedStyle(e).backgroundColor") not in ("rgba(0, 0, 0, 0)", "transparent")
         first.screenshot(path=str(ARTIFACTS / "html-report-mirror.png"))
 
+        # each conflict explained side by side: plugin lines | upstream's change of the region | resolution
+        view = next(v for v in context.ports.values() if v.explanations and v.kind == "mirror")
+        explained = view.explanations[0]
+        block = page.locator(f".finding:not([hidden]) .conflict-explained[data-line='{explained.line}']").first
+        assert block.is_visible() and block.get_attribute("data-kind") == explained.kind
+        columns = block.locator(".side")
+        assert columns.count() == 3
+        boxes = [columns.nth(k).bounding_box() for k in range(3)]
+        assert boxes[0]["x"] < boxes[1]["x"] < boxes[2]["x"] and len({round(b["y"]) for b in boxes}) == 1
+        assert [columns.nth(k).locator("h4").text_content() for k in range(3)] == [
+            "plugin", f"upstream {explained.base_label} → NEW", "suggested resolution"]
+        assert columns.nth(0).locator("span").all_text_contents() == list(explained.plugin)
+        assert columns.nth(1).locator("span").all_text_contents() == list(explained.upstream_change)
+        removed = [x for x in explained.upstream_change if x.startswith("-")]
+        assert columns.nth(1).locator("span.del").count() == len(removed)
+        assert columns.nth(2).locator("span").all_text_contents() == (list(explained.resolution)
+                                                                      or ["(merge by hand)"])
+        block.screenshot(path=str(ARTIFACTS / "html-report-conflict.png"))
+
         page.click("#show-all")
         page.fill("input[name=q]", "is_quantized_kv_cache")
         shown = _visible(page)

@@ -10,7 +10,9 @@ from pinport.checks.mirrors import MirrorsCheck
 from pinport.config import load_settings
 from pinport.findings import Severity, Status
 from pinport.model.index import IndexCache
-from pinport.port import plan_port
+from pinport.port import CLEAN, plan_port, run_port
+from pinport.port.plan import lost_plugin_lines
+from pinport.port.refine import sound
 from pinport.scan import load_models, scan_models
 from pinport.sources import Cache, cached_releases
 from real.test_all_releases import VERSIONS
@@ -53,3 +55,25 @@ def test_the_port_merges_the_fork_from_its_release(with_history):
     fork = items[FORK]
     assert fork.base_label == "vllm 0.14.0" and fork.merge is not None
     assert "||||||| vllm 0.14.0" in fork.merge.text or fork.conflicts == 0
+
+
+def test_merging_from_the_origins_halves_the_conflicts_and_loses_no_plugin_line(with_history):
+    """#15's bar with the right bases: git's line merge leaves 60 blocks, the finer merges at most 25;
+    every clean proposal is verified; no proposal drops a line of the plugin's own; every merge keeps
+    the code's structure whichever way each remaining conflict is resolved."""
+    models, settings = with_history
+    report = run_port(models, settings)
+    assert report.line_conflicts == 60 and report.conflicts <= 25
+    clean = [i for i in report.items if i.status == CLEAN and i.changes]
+    assert clean and all(i.verified for i in clean) and report.counts()["unverified"] == 0
+    assert {i.copy.unit for i in report.items if i.base_label} >= {
+        "arctic_inference.vllm.attention.flash_attn_forest_cascade", "GPUModelRunnerPatch._dummy_run"}
+    for item in report.items:
+        if item.merge is None:
+            continue
+        base = item.origin.text if item.base_label else item.copy.base
+        refined = item.refined
+        extra = (refined.rewritten, refined.reflowed) if refined is not None and item.merge.text == refined.text \
+            else (None, ())
+        assert not item.refused and lost_plugin_lines(item.copy.ours, base, item.merge.text, item.renames, *extra) == ()
+        assert sound(item.merge.text.split("\n"), item.copy.ours, item.copy.theirs), item.copy.unit

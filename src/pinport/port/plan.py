@@ -16,7 +16,7 @@ from ..plugin.mirrors import Copy, span_lines
 from ..plugin.origins import Origin
 from ..plugin.similarity import LineDelta, line_delta
 from .merge import MergeResult, conflict_lines, is_marker, merge3
-from .refine import Refined, Rename, apply_renames, find_renames, refine_merge
+from .refine import Refined, Rename, apply_renames, find_renames, is_reflow, refine_merge
 
 UNCHANGED, CLEAN, CONFLICT, GONE = "unchanged", "clean", "conflict", "gone"
 UNVERIFIED = "unverified"
@@ -93,7 +93,7 @@ def merge_copy(ours: str, base: str, theirs: str, labels: tuple[str, str, str]
     refused: tuple[str, ...] = ()
     if refined is not None and (refined.conflicts, _marked_lines(refined.text)) < (line.conflicts,
                                                                                    _marked_lines(line.text)):
-        lost = lost_plugin_lines(ours, base, refined.text, refined.renames, refined.rewritten)
+        lost = lost_plugin_lines(ours, base, refined.text, refined.renames, refined.rewritten, refined.reflowed)
         if not lost:
             return MergeResult(refined.text, conflict_lines(refined.text)), line.conflicts, refined, \
                 refined.renames, ()
@@ -137,15 +137,20 @@ def _outside_base(text: str) -> list[str]:
 
 
 def lost_plugin_lines(ours: str, base: str, merged: str, renames: tuple[Rename, ...] = (),
-                      rewritten: dict[str, str] | None = None) -> tuple[str, ...]:
+                      rewritten: dict[str, str] | None = None,
+                      reflowed: tuple[tuple[str, str], ...] = ()) -> tuple[str, ...]:
     """The plugin's own lines (not in the base) that a merged text no longer holds, even renamed
-    or rewritten by a token merge: what a proposal must never lose."""
+    or rewritten by a token merge: what a proposal must never lose. Lines of a statement the plugin
+    only re-laid out carry nothing of its own; each such claim is checked again here (the same
+    syntax tree as OLD's statement, no comment OLD lacks) and must be a stretch of the copy."""
     theirs_base = {x.strip() for x in base.splitlines()}
     result = {x.strip() for x in merged.splitlines()}
     rewritten = rewritten or {}
+    layout_only = {x.strip() for mine, old in reflowed if mine in ours and is_reflow(mine, old)
+                   for x in mine.splitlines()}
     lost = []
     for line in dict.fromkeys(x.strip() for x in ours.splitlines()):
-        if not line or line in theirs_base or line in result:
+        if not line or line in theirs_base or line in result or line in layout_only:
             continue
         if apply_renames(line, renames) in result or rewritten.get(line) in result:
             continue

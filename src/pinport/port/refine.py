@@ -15,8 +15,12 @@ versions (never run):
    upstream's token edits are spliced into the plugin's text where the plugin left those tokens
    and their neighbours alone.
 
-A region stays a conflict only when both sides changed the same tokens of the same statement
-differently. Upstream renames (a name every OLD use of which NEW spells differently) are applied
+A side whose version of a statement differs from OLD only in layout or by dropping comments
+(the same syntax tree) counts as unchanged there, so the other side's edit (or removal) is taken;
+an upstream edit of comments alone never blocks the plugin's. The names of one `from ... import`
+merge as a set, and statements both sides added at one place merge when one side's are among the
+other's. A region stays a conflict only when both sides changed the same tokens of the same
+statement differently. Upstream renames (a name every OLD use of which NEW spells differently) are applied
 to the plugin's own lines too. The result says what each level did.
 """
 
@@ -27,6 +31,7 @@ import difflib
 import io
 import keyword
 import re
+import textwrap
 import tokenize
 import warnings
 from collections.abc import Callable, Sequence
@@ -132,6 +137,61 @@ def statements(text: str) -> list[Node] | None:
     return _segment(tree.body, lines, 1, len(lines))
 
 
+def _parse_fragment(text: str) -> ast.Module | None:
+    """A statement, or a compound statement's header (given a body), parsed dedented; None if neither."""
+    body = textwrap.dedent(text)
+    for wrapped in (body, body.rstrip() + "\n    pass\n"):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return ast.parse(wrapped)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return None
+
+
+def code_key(text: str) -> str:
+    """What a statement's text says as code, layout and comments aside: its syntax tree when it
+    parses, else its tokens without comments (a header such as `else:`)."""
+    tree = _parse_fragment(text)
+    if tree is not None:
+        return ast.dump(tree)
+    toks = tokens(textwrap.dedent(text))
+    return " ".join(t.text for t in toks if t.kind != tokenize.COMMENT) if toks is not None else text
+
+
+def comments(text: str) -> set[str]:
+    """The comments of a text, stripped (a `#` inside a string on its line is no comment)."""
+    return {part.strip() for line in text.split("\n") for k, part in enumerate(_CODE_SPLIT.split(line))
+            if k % 2 and part.startswith("#")}
+
+
+def _words(text: str) -> list[str]:
+    """The words of a text, comments cut off: the same for two texts with one syntax tree (but for
+    rare spellings such as implicitly joined strings, which then merely count as different)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        for k, part in enumerate(_CODE_SPLIT.split(line)):
+            if k % 2 == 0 or not part.startswith("#"):
+                out.extend(re.findall(r"\w+", part))
+    return out
+
+
+def same_code(a: str, b: str) -> bool:
+    """Whether two texts are the same code laid out differently (comments aside)."""
+    if a == b:
+        return True
+    if _words(a) != _words(b):
+        return False  # the cheap test first: whole classes are compared here
+    return code_key(a) == code_key(b)
+
+
+def is_reflow(side: str, base: str) -> bool:
+    """Whether a side's text says what base says, only laid out differently or with comments
+    dropped (none added): a change that carries nothing of that side's own."""
+    return same_code(side, base) and comments(side) <= comments(base)
+
+
 # -- diff3 over any sequence ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Change:
@@ -188,8 +248,12 @@ def _align(base: Sequence, i1: int, i2: int, other: Sequence, j1: int, j2: int,
     return out
 
 
-def _clash(a: _Change, b: _Change) -> bool:
-    """Whether two changes of different sides touch the same base items (adjacent ones do not)."""
+def _clash(a: _Change, b: _Change, key: Callable) -> bool:
+    """Whether two changes of different sides touch the same base items (adjacent ones do not,
+    unless one side inserts next to the other's change an item that change also brings)."""
+    if (a.start == a.end or b.start == b.end) and a.start <= b.end and b.start <= a.end \
+            and {key(x) for x in a.items} & {key(x) for x in b.items}:
+        return True
     if a.start == a.end and b.start == b.end:
         return a.start == b.start
     if a.start == a.end:
@@ -220,7 +284,7 @@ def diff3(base: Sequence[T], ours: Sequence[T], theirs: Sequence[T], key: Callab
     changes = sorted(mine + yours, key=lambda c: (c.start, c.end, c.side))
     groups: list[list[_Change]] = []
     for change in changes:
-        if groups and any(c.side != change.side and _clash(c, change) for c in groups[-1]):
+        if groups and any(c.side != change.side and _clash(c, change, key) for c in groups[-1]):
             groups[-1].append(change)
         else:
             groups.append([change])
@@ -288,7 +352,8 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
 
     Each upstream edit needs its neighbouring tokens, and the tokens it replaces, unchanged in the
     plugin's text; the text between those neighbours is then replaced by upstream's (its layout
-    included), everything else stays the plugin's.
+    included), everything else stays the plugin's. An upstream edit of comments alone that meets
+    the plugin's edit is left out (the plugin's comments stand) rather than blocking the merge.
     """
     b, o, t = tokens(base), tokens(ours), tokens(theirs)
     if b is None or o is None or t is None:
@@ -305,10 +370,13 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
         left, right = i1 - 1, i2  # the unchanged base neighbours
         o_left = to_ours.get(left) if left >= 0 else -1
         o_right = to_ours.get(right) if right < len(b) else len(o)
-        if o_left is None or o_right is None or o_right - o_left != right - left:
-            return None  # the plugin changed this stretch (or its neighbours) too
-        if any(to_ours.get(k) is None for k in range(i1, i2)):
+        blocked = o_left is None or o_right is None or o_right - o_left != right - left \
+            or any(to_ours.get(k) is None for k in range(i1, i2))  # the plugin changed this stretch too
+        if blocked and all(x.kind == tokenize.COMMENT for x in (*b[i1:i2], *t[j1:j2])):
+            continue
+        if blocked:
             return None
+        assert o_left is not None and o_right is not None
         a = o[o_left].end if o_left >= 0 else 0
         z = o[o_right].start if o_right < len(o) else len(ours)
         ta = t[j1 - 1].end if j1 > 0 else 0
@@ -340,8 +408,8 @@ def _names(toks: list[Token]) -> set[str]:
 
 def find_renames(base: str, theirs: str) -> list[Rename]:
     """Names upstream renamed: in lines it changed that are otherwise token for token the same,
-    a name replaced one for one by a name OLD did not use, always by the same one, and spelled
-    nowhere in NEW any more."""
+    a name of OLD's code (not a word of a docstring line) replaced one for one by a name OLD did
+    not use, always by the same one, and spelled nowhere in NEW's code any more."""
     a, b = base.split("\n"), theirs.split("\n")
     seen: dict[tuple[str, str], set[str]] = {}
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -355,7 +423,8 @@ def find_renames(base: str, theirs: str) -> list[Rename]:
         return []
     was, now = _names(before), _names(after)
     return sorted((Rename(old, next(iter(new)), owner) for (old, owner), new in seen.items()
-                   if len(new) == 1 and old not in now and not new & was), key=lambda r: (r.owner, r.old))
+                   if len(new) == 1 and old in was and old not in now and not new & was and new <= now),
+                  key=lambda r: (r.owner, r.old))
 
 
 def _pairs(old: list[str], new: list[str]) -> list[tuple[list[Token], list[Token]]]:
@@ -378,7 +447,14 @@ def _pairs(old: list[str], new: list[str]) -> list[tuple[list[Token], list[Token
 
 
 def _substitutions(old: list[Token], new: list[Token]) -> list[tuple[str, str, str]]:
-    """(old name, new name, owner) for two token lines equal but for some names; [] otherwise."""
+    """(old name, new name, owner) for two token lines equal but for some names; [] otherwise.
+
+    A line must keep most of its names for its substitutions to count: `use_x=use_x,` becoming
+    `n_y=n_y,` or a lone `name,` in an import list is a different line, not a rename."""
+    names = sum(1 for x in old if x.kind == tokenize.NAME)
+    changed = sum(1 for x, y in zip(old, new, strict=True) if x.text != y.text)
+    if len(old) < 3 or 2 * changed > names:
+        return []
     out = []
     for k, (x, y) in enumerate(zip(old, new, strict=True)):
         if x.text == y.text:
@@ -420,6 +496,8 @@ class Refined:
     token_merges: int = 0  # statements both sides changed, merged by tokens
     renames: tuple[Rename, ...] = ()
     rewritten: dict[str, str] = field(default_factory=dict)  # plugin line -> the line the merge made of it
+    # (plugin text, OLD text) of statements the plugin only re-laid out, where upstream's version was taken
+    reflowed: tuple[tuple[str, str], ...] = ()
 
 
 class _Merger:
@@ -428,6 +506,7 @@ class _Merger:
         self.statement_merges = 0
         self.token_merges = 0
         self.rewritten: dict[str, str] = {}
+        self.reflowed: list[tuple[str, str]] = []
 
     def nodes(self, base: list[Node], ours: list[Node], theirs: list[Node]) -> list[str]:
         out: list[str] = []
@@ -459,6 +538,9 @@ class _Merger:
         statement one side removed goes when the other side left it alone."""
         mine = dict(_align(base, 0, len(base), ours, 0, len(ours), _likeness))
         yours = dict(_align(base, 0, len(base), theirs, 0, len(theirs), _likeness))
+        # a statement both sides added (each at its own place) is kept once, where the plugin has it
+        both = {_squash(n) for k, n in enumerate(ours) if k not in mine.values()} & \
+            {_squash(n) for k, n in enumerate(theirs) if k not in yours.values()}
         out: list[str] = []
         o_at = t_at = 0
         for i in range(len(base) + 1):
@@ -468,7 +550,7 @@ class _Merger:
                 o_next = o_at
             if i < len(base) and (i not in yours):
                 t_next = t_at
-            added_o, added_t = ours[o_at:o_next], theirs[t_at:t_next]
+            added_o, added_t = ours[o_at:o_next], [n for n in theirs[t_at:t_next] if _squash(n) not in both]
             out.extend(self._added(added_o, added_t))
             o_at, t_at = max(o_at, o_next), max(t_at, t_next)
             if i == len(base):
@@ -478,10 +560,13 @@ class _Merger:
             t = theirs[yours[i]] if i in yours else None
             if o is not None and t is not None:
                 out.extend(self._statement(b, o, t))
-            elif o is None and t is not None and not _same(t, b):
+            elif o is None and t is not None and not _same(t, b) and not same_code(t.text, b.text):
                 out.extend(self._conflict([], b.lines, t.lines))  # removed here, changed upstream
             elif t is None and o is not None and not _same(o, b):
-                out.extend(self._conflict(o.lines, b.lines, []))  # changed here, removed upstream
+                if is_reflow(o.text, b.text):  # only re-laid out here: upstream's removal stands
+                    self.reflowed.append((o.text, b.text))
+                else:
+                    out.extend(self._conflict(o.lines, b.lines, []))  # changed here, removed upstream
             if o is not None:
                 o_at = mine[i] + 1
             if t is not None:
@@ -496,6 +581,13 @@ class _Merger:
             return mine or yours
         if [x.strip() for x in mine if x.strip()] == [x.strip() for x in yours if x.strip()]:
             return mine
+        keys_o, keys_t = [_squash(n) for n in ours], [_squash(n) for n in theirs]
+        if _subsequence(keys_t, keys_o):  # upstream's additions are among the plugin's
+            self.statement_merges += 1
+            return mine
+        if _subsequence(keys_o, keys_t):
+            self.statement_merges += 1
+            return yours
         if all(n.declares for n in (*ours, *theirs)):
             self.statement_merges += 1
             return mine + yours  # both sides added imports, definitions or fields here: keep both
@@ -508,12 +600,27 @@ class _Merger:
             return theirs.lines
         if _same(theirs, base):
             return ours.lines
+        if same_code(theirs.text, base.text):  # upstream re-laid it out or edited comments only
+            return ours.lines
+        if is_reflow(ours.text, base.text):  # the plugin only re-laid it out: upstream's edit stands
+            self.reflowed.append((ours.text, base.text))
+            return theirs.lines
         if base.children is not None and ours.children is not None and theirs.children is not None:
-            self.statement_merges += 1
-            return self.nodes(base.children, ours.children, theirs.children)
+            saved = (self.statement_merges, self.token_merges, dict(self.rewritten), len(self.reflowed))
+            merged = self.nodes(base.children, ours.children, theirs.children)
+            if _same_frame(base, ours, theirs) or sound(merged, ours.text, theirs.text):
+                self.statement_merges += 1
+                return merged
+            # merged part by part the statement no longer parses (`else:` then `elif`): undo, go coarser
+            self.statement_merges, self.token_merges, self.rewritten = saved[0], saved[1], saved[2]
+            del self.reflowed[saved[3]:]
         lines = self._lines(base.lines, ours.lines, theirs.lines)
         if lines is not None:
             return lines
+        names = merge_import_names(base.text, ours.text, theirs.text)
+        if names is not None:
+            self.statement_merges += 1
+            return names.split("\n")
         merged = merge_tokens(base.text, ours.text, theirs.text)
         if merged is not None and _parses(merged, ours.text):
             self.token_merges += 1
@@ -552,11 +659,80 @@ def _likeness(a: Node, b: Node) -> float:
     return (first + whole) / 2
 
 
+def _same_frame(*nodes: Node) -> bool:
+    """Whether the sides share a compound statement's frame (header, `else:`, `finally:` lines):
+    then merging its blocks one by one cannot break its structure (the blocks are checked inside)."""
+    frames = [[" ".join(x.text.split()) for x in n.children or () if not x.kind and x.children is None]
+              for n in nodes]
+    return all(f == frames[0] for f in frames)
+
+
+def resolved(lines: Sequence[str], side: int) -> list[str]:
+    """Merged lines with each conflict block replaced by one side of it (0 plugin, 2 upstream)."""
+    out, at = [], -1
+    for line in lines:
+        if line.startswith(MARKERS[0]):
+            at = 0
+        elif at >= 0 and line.startswith(MARKERS[1]):
+            at = 1
+        elif at >= 0 and line == MARKERS[2]:
+            at = 2
+        elif at >= 0 and line.startswith(MARKERS[3]):
+            at = -1
+        elif at in (-1, side):
+            out.append(line)
+    return out
+
+
+def sound(lines: Sequence[str], ours: str, theirs: str) -> bool:
+    """Whether a merge keeps the structure of the code: with every conflict resolved to the
+    plugin's side it parses (as the plugin's text did), and so with every one resolved to upstream's."""
+    return all(_parses("\n".join(resolved(lines, side)), like) for side, like in ((0, ours), (2, theirs)))
+
+
+def _squash(node: Node) -> str:
+    return " ".join(node.text.split())
+
+
+def _subsequence(small: list[str], large: list[str]) -> bool:
+    """Whether `small` is `large` with some items left out (in order)."""
+    it = iter(large)
+    return all(any(x == y for y in it) for x in small)
+
+
+def merge_import_names(base: str, ours: str, theirs: str) -> str | None:
+    """One `from M import ...` all three sides state, its names merged as a set: each side's
+    removals and additions kept (upstream's order, the plugin's additions after the name they
+    follow there); None when the three are not the same kind of import or a comment would go."""
+    trees = [_parse_fragment(x) for x in (base, ours, theirs)]
+    nodes = [t.body[0] if t is not None and len(t.body) == 1 else None for t in trees]
+    if not all(isinstance(n, ast.ImportFrom) for n in nodes):
+        return None
+    b, o, t = (n for n in nodes if isinstance(n, ast.ImportFrom))
+    if len({(n.module, n.level) for n in (b, o, t)}) != 1 or any(a.name == "*" for n in (b, o, t) for a in n.names):
+        return None
+    if not comments(ours) <= comments(theirs):
+        return None
+    spelled = [[a.name + (f" as {a.asname}" if a.asname else "") for a in n.names] for n in (b, o, t)]
+    old, mine, yours = spelled
+    merged = [x for x in yours if x in mine or x not in old]
+    for i, name in enumerate(mine):
+        if name in merged or name in old:
+            continue
+        before = next((m for m in reversed(mine[:i]) if m in merged), None)
+        merged.insert(merged.index(before) + 1 if before is not None else len(merged), name)
+    if merged == yours:
+        return theirs
+    lines = theirs.split("\n")
+    at = next(i for i, x in enumerate(lines) if x.strip() and not x.strip().startswith("#"))
+    indent = lines[at][:len(lines[at]) - len(lines[at].lstrip())]
+    return "\n".join([*lines[:at], f"{indent}from {'.' * b.level}{b.module or ''} import (",
+                      *(f"{indent}    {x}," for x in merged), f"{indent})"])
+
+
 def _parses(text: str, like: str) -> bool:
     """Whether a merged statement parses as well as the plugin's own did (indented bodies are
     checked dedented, inside a function when they are a fragment)."""
-    import textwrap
-
     def ok(s: str) -> bool:
         body = textwrap.dedent(s)
         for wrapped in (body, "def _():\n" + textwrap.indent(body, "    ")):
@@ -584,9 +760,12 @@ def refine_merge(ours: str, base: str, theirs: str, labels: tuple[str, str, str]
     used = [r for r in renames if any(apply_renames(x, [r]) != x for x in lines)]
     if used:
         lines = _rename_outside_base(lines, used)
+    if not sound(lines, ours, theirs):
+        return None
     text = "\n".join(lines) + "\n"
     conflicts = sum(1 for x in lines if x.startswith(MARKERS[0]))
-    return Refined(text, conflicts, merger.statement_merges, merger.token_merges, tuple(used), merger.rewritten)
+    return Refined(text, conflicts, merger.statement_merges, merger.token_merges, tuple(used), merger.rewritten,
+                   tuple(merger.reflowed))
 
 
 def _rename_outside_base(lines: list[str], renames: list[Rename]) -> list[str]:

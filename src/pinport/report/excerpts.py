@@ -41,6 +41,8 @@ class PortView:
     ours: str  # the plugin's copy
     merged: str  # the proposal with diff3 conflict markers ("" when nothing was merged)
     conflicts: int
+    base_label: str = ""  # the release merged from when the copy lags OLD ("" = OLD)
+    explanations: tuple = ()  # pinport.port.Explanation per conflict block: plugin | upstream change | resolution
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,8 @@ def build_html_context(models: Models, settings: Settings, result: ScanResult, *
                     excerpts[(side, loc.path, loc.line)] = found
     views: dict[tuple[str, str], PortView] = {}
     if ports:
-        from ..port import plan_port  # the port machinery only when a report asks for it
+        # the port machinery only when a report asks for it
+        from ..port import explain_conflicts, plan_port
 
         for item in plan_port(models, settings):
             copy = item.copy
@@ -85,5 +88,6 @@ def build_html_context(models: Models, settings: Settings, result: ScanResult, *
             views[(path, copy.unit)] = PortView(
                 kind=copy.kind, path=path, unit=copy.unit, subject=copy.subject, status=item.status,
                 base=copy.base, theirs=copy.theirs or "", ours=copy.ours,
-                merged=item.merge.text if item.merge else "", conflicts=item.conflicts)
+                merged=item.merge.text if item.merge else "", conflicts=item.conflicts,
+                base_label=item.base_label, explanations=tuple(explain_conflicts((item,))))
     return HtmlContext(excerpts, views)

@@ -10,11 +10,15 @@ from __future__ import annotations
 import difflib
 import json
 from html import escape
+from typing import TYPE_CHECKING
 
 import pinport
 from pinport.findings import Finding, Location, ScanResult
 from pinport.report._common import SEVERITIES, accepted_line, drift_label, summarize, triage_order
 from pinport.report.excerpts import Excerpt, HtmlContext, PortView
+
+if TYPE_CHECKING:
+    from pinport.port.explain import Explanation
 
 _CSS = """
 :root { --err:#b3261e; --warn:#9a6700; --info:#0b5cad; --bg:#fff; --fg:#1f2328; --mute:#59636e; --line:#d1d9e0;
@@ -55,6 +59,9 @@ table.diff td.n { width: 3.5em; color: var(--mute); text-align: right; user-sele
 table.diff tr.delete td.l, table.diff tr.replace td.l { background: var(--del); }
 table.diff tr.insert td.r, table.diff tr.replace td.r { background: var(--ins); }
 pre.merge span.conflict { background: var(--conflict); } pre.merge span.marker { background: #ff8182; font-weight: 700; }
+.conflict-explained { border-left: 3px solid #ff8182; padding-left: .6rem; margin: .6rem 0; }
+.conflict-explained .sides { grid-template-columns: repeat(3, minmax(0, 1fr)); }
+pre.src span.del { background: var(--del); } pre.src span.ins { background: var(--ins); }
 details > summary { cursor: pointer; color: var(--mute); margin-top: .4rem; }
 #shown { font-weight: 600; }
 """
@@ -159,15 +166,38 @@ def _merge(text: str) -> str:
     return f"<pre class='src merge'>{''.join(out)}</pre>"
 
 
+def _column(title: str, lines: list[tuple[str, str]]) -> str:
+    body = "".join(f"<span{f' class={cls}' if cls else ''}>{escape(text)}</span>" for text, cls in lines)
+    return f"<div class='side'><h4>{escape(title)}</h4><pre class='src'>{body}</pre></div>"
+
+
+def _explained(e: Explanation) -> str:
+    """One conflict block side by side: the plugin's lines | upstream's change of the region | what to do."""
+    change = [(x, "del" if x.startswith("-") else "ins" if x.startswith("+") else "") for x in e.upstream_change]
+    resolution = [(x, "") for x in e.resolution]
+    kind = f" <span class='badge'>{escape(e.kind)}</span>" if e.kind else ""
+    return (f"<div class='conflict-explained' data-line='{e.line}' data-kind='{escape(e.kind)}'>"
+            f"<p><code>{escape(e.path)}:{e.line}</code> in <code>{escape(e.unit)}</code>{kind}: "
+            f"{escape(e.suggestion)}</p><div class='sides'>"
+            + _column("plugin", [(x, "") for x in e.plugin])
+            + _column(f"upstream {e.base_label} → NEW", change)
+            + _column("suggested resolution", resolution or [("(merge by hand)", "")])
+            + "</div></div>")
+
+
 def _port(view: PortView) -> str:
     what = "forked file" if view.kind == "fork" else "mirrored method"
+    base = f"upstream {view.base_label} (the release it was copied from)" if view.base_label else "upstream OLD"
     parts = [f"<details open><summary>Port of this {what} (upstream <code>{escape(view.subject)}</code>): "
              f"{escape(view.status)}" + (f", {view.conflicts} conflicts" if view.conflicts else "") + "</summary>"]
     if view.theirs:
         parts.append(_side_by_side(view.base, view.theirs))
     if view.merged:
-        parts.append(f"<h4>Three-way merge proposal (base: upstream OLD; theirs: upstream NEW; ours: the plugin)"
+        parts.append(f"<h4>Three-way merge proposal (base: {escape(base)}; theirs: upstream NEW; ours: the plugin)"
                      f"</h4>{_merge(view.merged)}")
+    if view.explanations:
+        parts.append(f"<h4>Conflicts explained ({len(view.explanations)})</h4>"
+                     + "".join(_explained(e) for e in view.explanations))
     parts.append("</details>")
     return "".join(parts)
 
