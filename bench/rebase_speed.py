@@ -50,7 +50,7 @@ plugin, old, new = sys.argv[1:4]
 rebase = run_rebase(RebaseOptions(f"arctic-inference=={plugin}", old_spec=old, new_spec=new, stops=False))
 cache = Cache()
 started = time.perf_counter()
-stops = find_stops(rebase, cache, IndexCache(cache.path("index", "summaries.sqlite")), lambda *a: None)
+stops = find_stops(rebase, cache, IndexCache.in_cache(cache), lambda *a: None)
 print(time.perf_counter() - started, len(stops.steps) - 1)
 """
 

@@ -26,7 +26,7 @@ from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.assigned import AssignedAttribute, find_assigned_attributes
 from .plugin.callers import Failure, host_call_failures, replaced_units
-from .plugin.forks import Copies, find_copies
+from .plugin.forks import Copies, find_copies, find_copy_sources
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
 from .plugin.records import Patch, PatchKind
@@ -43,6 +43,7 @@ from .plugin.uses import (
 from .sources.tree import SourceTree
 
 _SELF_NAME = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
+_PLUGIN_SIDE = ("uses", "host_methods", "added_members", "plugin_resolver")  # cached facts of the plugin alone
 _FORWARD = re.compile(r"return\s+self\.([A-Za-z_]\w*)\(\s*\*\w+\s*,\s*\*\*\w+\s*\)")
 _DOC_QUOTES = ('"' * 3, "'" * 3)
 
@@ -56,8 +57,29 @@ class ScanFacts:
         self.history, self.index_cache = history, index_cache  # host releases before OLD, oldest first
         self._memo: dict[Hashable, Any] = {}
 
+    def load_plugin_side(self) -> None:
+        """Compute the facts of the plugin alone now (say, before forking workers that would each
+        compute them, or before judging many host versions with `with_hosts`)."""
+        for name in _PLUGIN_SIDE:
+            getattr(self, name)
+
+    def with_hosts(self, old: HostView, new: HostView) -> ScanFacts:
+        """The facts of the same plugin against another host pair (the rebase's stops judge one
+        plugin against many releases): facts of the plugin alone or of one host view carry over,
+        facts of the pair (the copies' NEW counterparts) are computed afresh."""
+        other = ScanFacts(self.plugin, old, new, self.settings, self.history, self.index_cache)
+        other._memo = dict(self._memo)  # keys name the host view they depend on (see `keep`)
+        for name in _PLUGIN_SIDE:
+            if name in self.__dict__:
+                other.__dict__[name] = self.__dict__[name]
+        return other
+
     def keep(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        """A fact one check derives from these facts on both of its runs, computed once per scan."""
+        """A fact one check derives from these facts on both of its runs, computed once per scan.
+
+        A key holds `id(view)` of the host view the fact depends on (`with_hosts` carries every
+        kept fact over to another host pair); a fact of both views together is not kept here.
+        """
         if key not in self._memo:
             self._memo[key] = build()
         return self._memo[key]
@@ -178,8 +200,10 @@ class ScanFacts:
     @cached_property
     def copies(self) -> Copies:
         """The plugin's forks and mirrors (copied from OLD) with their NEW counterparts."""
+        sources = self.keep(("copy-sources", id(self.old)), lambda: find_copy_sources(
+            self.plugin, self.old.index, self.old.resolver, self.settings))
         return find_copies(self.plugin, self.old.index, self.old.resolver, self.new.index, self.new.resolver,
-                           self.settings)
+                           self.settings, sources)
 
     # -- the plugin against one host version -------------------------------------------------------
     def provided_by_plugin(self, view: HostView, owner: Symbol) -> frozenset[str]:

@@ -81,6 +81,9 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+collector_paused = _collector_paused  # for batch callers (the rebase) that pause it over many scans
+
+
 def _run_checks(checks: Iterable[Check], ctx: ScanContext, strict: bool) -> dict[str, list[Finding]]:
     """Each check's findings by check name. A crashing check keeps what it yielded before the crash
     and adds an internal-error finding naming the check, the plugin file and the unit it was on."""
@@ -274,13 +277,15 @@ def _line_reader(plugin: PluginModel, prefix: str) -> Callable[[str, int], str]:
 
 
 def judge_one_side(plugin: PluginModel, host: HostView, other: HostView, settings: Settings, *,
-                   checks: tuple[str, ...] = ()) -> list[Finding]:
+                   checks: tuple[str, ...] = (), facts: ScanFacts | None = None) -> list[Finding]:
     """The findings judging `host` (with `other` as the other side), in this process, unsorted.
 
     For scanning many host versions against one baseline (the rebase's stops), where the
-    baseline's side is judged once and not again per version.
+    baseline's side is judged once and not again per version; `facts` (a scan's facts over the
+    same plugin) lends its plugin-side facts instead of their being rebuilt per version.
     """
-    ctx = ScanContext(plugin, host, other, True, settings, ScanFacts(plugin, other, host, settings))
+    facts = facts.with_hosts(other, host) if facts is not None else ScanFacts(plugin, other, host, settings)
+    ctx = ScanContext(plugin, host, other, True, settings, facts)
     selected = select_checks(checks)
     with _collector_paused():
         found = _run_checks(selected, ctx, False)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from multiprocessing import get_all_start_methods, get_context
+from multiprocessing import current_process, get_all_start_methods, get_context
 from multiprocessing.connection import Connection
 from typing import TypeVar
 
@@ -74,8 +74,9 @@ def _kill(pool: ProcessPoolExecutor) -> None:
 
 
 def can_fork() -> bool:
-    """Whether a forked worker would help: two cores or more, and fork available."""
-    return (os.cpu_count() or 1) >= 2 and "fork" in get_all_start_methods()
+    """Whether a forked worker would help: two cores or more, fork available, and this process not a
+    worker itself (a worker's share runs in the worker; multiprocessing forbids it children)."""
+    return (os.cpu_count() or 1) >= 2 and "fork" in get_all_start_methods() and not current_process().daemon
 
 
 def _serve(conn: Connection, work: Callable[[], object], parent: int) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from pinport.findings import Severity
 from pinport.rebase import RebaseOptions, run_rebase, write_rebase_documents
-from pinport.rebase.documents import NAMES
+from pinport.rebase.documents import HTML, NAMES
 
 _GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
 
@@ -26,7 +26,7 @@ def test_previous_rebase_0_2_0_to_0_24_0(tmp_path: Path) -> None:
     rebase = run_rebase(RebaseOptions("arctic-inference==0.2.0", new_spec="0.24.0", stops=False))
     assert (rebase.old, rebase.new, rebase.base) == ("0.18.0", "0.24.0", None)  # a release: its own pin
     written = write_rebase_documents(rebase, tmp_path)
-    assert sorted(p.name for p in written) == sorted(NAMES) and all(p.stat().st_size > 200 for p in written)
+    assert sorted(p.name for p in written) == sorted((*NAMES, HTML)) and all(p.stat().st_size > 200 for p in written)
 
     edits = {(e.path, e.finding.code, e.before.strip(), e.after.strip()) for e in rebase.pins.edits}
     assert ("pyproject.toml", "PP0020", "'vllm==0.18.0',", "'vllm==0.24.0',") in edits
@@ -48,6 +48,9 @@ def test_previous_rebase_0_2_0_to_0_24_0(tmp_path: Path) -> None:
                    for line in plan.splitlines()), f.message
     report = (tmp_path / "REBASE_REPORT.md").read_text()
     assert "https://github.com/vllm-project/vllm/blob/v0.24.0/vllm/" in report  # evidence linked
+    html = (tmp_path / HTML).read_text()  # every finding and pin, each with its code beside it
+    assert html.count("<article class='finding'") == len(rebase.findings)
+    assert all(f"data-fingerprint='{f.fingerprint}'" in html for f in rebase.findings)
 
 
 def test_current_job_0_3_0_to_0_33_0_applied_on_a_git_repo(plugin_tree, tmp_path: Path) -> None:
@@ -69,6 +72,11 @@ def test_current_job_0_3_0_to_0_33_0_applied_on_a_git_repo(plugin_tree, tmp_path
     assert {f.args["name"] for f in moved} >= {"is_quantized_kv_cache", "cp_lse_ag_out_rs"}
     for f in moved:
         assert f.fingerprint in rebase.done or f.fingerprint in rebase.fixes.refused, f.message
+    # after --apply no import-resolution error is left without the reason no safe fix covers it
+    left = [f for f in rebase.after.findings if f.kind.check in ("imports", "aliases") and f.level is Severity.ERROR]
+    assert {f.code for f in left} >= {"PP0401", "PP0601"} and "PP0402" not in {f.code for f in left}
+    for f in left:
+        assert rebase.fixes.refused.get(f.fingerprint), f.message
     cascade = (repo / "arctic_inference/vllm/attention/flash_attn_forest_cascade.py").read_text()
     assert "from vllm.v1.kv_cache_interface import is_quantized_kv_cache\n" in cascade
     assert "from vllm.v1.attention.ops.dcp import cp_lse_ag_out_rs\n" in cascade

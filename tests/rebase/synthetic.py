@@ -45,6 +45,38 @@ HOST_OLD = _dedent({
                                          "Requires-Dist: protobuf>=4.21\n",
 })
 
+ENGINE = """
+    class Engine:
+        def __init__(self, config):
+            self.config = config
+            self.steps = 0
+
+        def compute(self, item):
+            return item * 2
+
+        def drain(self, queue):
+            results = []
+            while queue:
+                item = queue.pop()
+                results.append(self.compute(item))
+            self.steps += len(results)
+            return results
+
+        def step(self, batch):
+            outputs = []
+            for item in batch:
+                value = self.compute(item)
+                outputs.append(value)
+            self.steps += 1
+            return outputs
+    """
+HOST_OLD["hostlib/engine.py"] = textwrap.dedent(ENGINE).lstrip("\n")
+# NEW counts steps per item (a clean merge into the plugin's `step`) and no longer keeps `config`
+# (the merge of `drain`, whose plugin line reads `self.config`, is clean but fails verification)
+ENGINE_NEW = HOST_OLD["hostlib/engine.py"].replace("        self.steps += 1\n", "        self.steps += len(batch)\n") \
+    .replace("        self.config = config\n", "").replace("        results = []\n",
+                                                          "        results: list = []\n")
+
 HOST_NEW = _dedent({
     "hostlib/__init__.py": "",
     "hostlib/utils.py": """
@@ -67,10 +99,13 @@ HOST_NEW = _dedent({
         def make_runner():
             return Runner()
         """,
+    "hostlib/engine.py": "",
     "hostlib-0.4.0.dist-info/METADATA": "Name: hostlib\nVersion: 0.4.0\nRequires-Dist: torch==2.3.0\n"
                                          "Requires-Dist: protobuf>=4.21\n"
                                          "Requires-Dist: pytest; extra == \"test\"\n",
 })
+
+HOST_NEW["hostlib/engine.py"] = ENGINE_NEW
 
 TOOL = """
 [tool.pinport]
@@ -138,6 +173,33 @@ def use():
     return kept() + gone()
 """
 
+ENGINE_PATCH = """
+from hostlib.engine import Engine
+
+from demo_plugin.patching import ArcticPatch
+
+
+class EnginePatch(ArcticPatch[Engine]):
+    def drain(self, queue):
+        results = []
+        while queue:
+            item = queue.pop()
+            results.append(self.compute(item))
+            self.config.trace(item)  # plugin: trace each item
+        self.steps += len(results)
+        return results
+
+    def step(self, batch):
+        outputs = []
+        for item in batch:
+            if item is None:  # plugin: skip padding
+                continue
+            value = self.compute(item) + 1
+            outputs.append(value)
+        self.steps += 1
+        return outputs
+"""
+
 TEST_PATCHES = """
 from demo_plugin.patches import MyRunner
 
@@ -175,16 +237,18 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def build(tmp: Path) -> Synthetic:
+def build(tmp: Path, layout: str = "") -> Synthetic:
+    """The repository; `layout="src/"` puts the package under src/ (the tests stay at the root)."""
     old_host = _write(tmp / "host-0.2.0", HOST_OLD)
     new_host = _write(tmp / "host-0.4.0", HOST_NEW)
     repo = ScratchRepo(tmp / "demo")
     files = {
         "pyproject.toml": pyproject("0.1.0"),
-        "demo_plugin/__init__.py": "",
-        "demo_plugin/patching.py": PATCHING.lstrip("\n"),
-        "demo_plugin/patches.py": PATCHES.lstrip("\n"),
-        "demo_plugin/other.py": "VALUE = 1\n",
+        f"{layout}demo_plugin/__init__.py": "",
+        f"{layout}demo_plugin/patching.py": PATCHING.lstrip("\n"),
+        f"{layout}demo_plugin/patches.py": PATCHES.lstrip("\n"),
+        f"{layout}demo_plugin/other.py": "VALUE = 1\n",
+        f"{layout}demo_plugin/engine_patch.py": ENGINE_PATCH.lstrip("\n"),
         "tests/test_patches.py": TEST_PATCHES.lstrip("\n"),
         "tests/test_other.py": TEST_OTHER.lstrip("\n"),
     }

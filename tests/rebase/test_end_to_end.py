@@ -67,6 +67,18 @@ def test_apply_branch_end_to_end(synthetic: Synthetic, tmp_path: Path, capsys: p
     assert "demo_plugin/patches.py:1  import `helper` from `hostlib.helpers`" in printed
     assert "from hostlib.utils import helper, kept  # helpers  ->" in printed
 
+    # merges: only the one `port` verified clean is applied; the one that still reads a dropped
+    # member (clean as text, failed verification) is left, with why, in the plan
+    engine = (synthetic.root / "demo_plugin/engine_patch.py").read_text()
+    step = engine.split("    def step", 1)[1]
+    assert "            if item is None:  # plugin: skip padding\n" in step
+    assert "            value = self.compute(item) + 1\n" in step and "        self.steps += len(batch)\n" in step
+    drain = engine.split("    def step", 1)[0]
+    assert "        results = []\n" in drain and "results: list" not in drain
+    assert "demo_plugin/engine_patch.py:16  clean three-way merge of `EnginePatch.step` (mirror)" in printed
+    assert "self.steps += 1  ->  self.steps += len(batch)" in printed
+    assert "EnginePatch.drain" not in printed
+
     # the plan: fixed items ticked, the removed helper still open
     plan = (out / "REBASE_PLAN.md").read_text()
     ticked = [line for line in plan.splitlines() if line.startswith("- [x]")]
@@ -75,14 +87,29 @@ def test_apply_branch_end_to_end(synthetic: Synthetic, tmp_path: Path, capsys: p
     assert any("`PP0101`" in line and "budget" in line for line in ticked)
     assert any("`PP020" in line and "strict" in line for line in ticked)
     assert any("`PP0020`" in line for line in ticked) and any("`PP0021`" in line for line in ticked)
-    assert [line for line in open_ if "`PP0601`" in line and "`gone`" in line]
+    assert [line for line in open_ if "`PP0601`" in line and "`gone`" in line
+            and "not a safe fix: `gone` is defined nowhere in NEW" in line]
     assert not [line for line in open_ if "`PP0402`" in line or "`PP0101`" in line]
+    assert "- [x] clean three-way merge of `EnginePatch.step` (mirror, demo_plugin/engine_patch.py:16)" in plan
+    assert "- [ ] merge of `EnginePatch.drain` (mirror, demo_plugin/engine_patch.py:7) not applied: still PP1202 " \
+           "after the merge: the mirror of `hostlib.engine.Engine.drain` uses `self.config`" in plan
 
     # the runbook maps the changed units to the tests that exercise them, and only those
     runbook = (out / "REBASE_TEST.md").read_text()
     row = next(line for line in runbook.splitlines() if line.startswith("| `demo_plugin/patches.py` `MyRunner.load`"))
     assert "`tests/test_patches.py`" in row and "test_other" not in row
     assert all((out / name).is_file() for name in ("REBASE_REPORT.md", "EVOLUTION.md"))
+
+    # the HTML report beside them: self-contained, every finding and pin, the merge proposals shown
+    html = (out / "REBASE_REPORT.html").read_text()
+    assert f"HTML report (open it in a browser): {out / 'REBASE_REPORT.html'}" in printed
+    assert html.startswith("<!DOCTYPE html>") and "default-src 'none'" in html
+    assert "http://" not in html and "https://" not in html and "<link" not in html and " src=" not in html
+    for code in ("PP0020", "PP0021", "PP0402", "PP0601", "PP0101", "PP1202"):
+        assert f"data-code='{code}'" in html, code
+    assert html.count("<article class='finding'") == len([line for line in plan.splitlines() if "`PP" in line
+                                                           and line.startswith("- [") and "merge of" not in line])
+    assert "EnginePatch.step" in html and "self.steps += len(batch)" in html
 
     # a second run changes nothing: the tree and the documents are byte-identical
     tree, docs = _snapshot(synthetic.root), _snapshot(out)
@@ -101,7 +128,7 @@ def test_plan_only_keeps_what_a_maintainer_wrote(synthetic: Synthetic, tmp_path:
     before = _snapshot(synthetic.root)
     assert _rebase(synthetic, out) == 1
     printed = capsys.readouterr().out
-    assert "planned (run with --apply): 2 pin edits, 3 safe fixes" in printed
+    assert "planned (run with --apply): 2 pin edits, 3 safe fixes, 1 clean merges" in printed
     assert _snapshot(synthetic.root) == before  # plan only: the checkout is untouched
     plan = out / "REBASE_PLAN.md"
     text = plan.read_text()
@@ -145,7 +172,30 @@ def test_apply_then_the_gate_in_a_host_environment(synthetic: Synthetic, tmp_pat
     printed = capsys.readouterr().out
     assert code == 1, printed  # `gone` still fails to import on 0.4.0
     gate = printed.split("pinport gate: ", 1)[1]  # after the rebase summary, the gate's report
-    assert "PASS compile: 4 of 4 plugin files compile" in gate and "PASS host: hostlib 0.4.0 imports" in gate
+    assert "PASS compile: 5 of 5 plugin files compile" in gate and "PASS host: hostlib 0.4.0 imports" in gate
     assert "FAIL import:" in gate and "cannot import name 'gone' from 'hostlib.utils'" in gate
     assert "confirmed PP0601 demo_plugin/patches.py:3" in gate  # the static finding the gate confirms
     assert "import `helper`" not in gate  # the safe fix took it out before the gate ran
+
+
+def test_a_src_layout_names_files_as_the_repository_does(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Paths in what is printed and written start at the repository root (`src/...`), once."""
+    s = build(tmp_path / "src-layout", layout="src/")
+    out = tmp_path / "docs"
+    assert _rebase(s, out, "--apply", "--branch") == 1
+    printed = capsys.readouterr().out
+    assert "src/demo_plugin/patches.py:1  import `helper` from `hostlib.helpers`" in printed
+    assert "src/demo_plugin/engine_patch.py:16  clean three-way merge of `EnginePatch.step` (mirror)" in printed
+    patches = (s.root / "src/demo_plugin/patches.py").read_text()
+    assert patches.startswith("from hostlib.utils import kept  # helpers\nfrom hostlib.helpers import helper\n")
+    assert "        self.steps += len(batch)\n" in (s.root / "src/demo_plugin/engine_patch.py").read_text()
+    documents = "".join((out / name).read_text() for name in ("REBASE_REPORT.md", "REBASE_PLAN.md",
+                                                               "REBASE_TEST.md", "REBASE_REPORT.html"))
+    assert "src/src/" not in documents and "src/demo_plugin/patches.py:1" in documents
+    plan = (out / "REBASE_PLAN.md").read_text()
+    assert "### `src/demo_plugin/patches.py`" in plan
+    assert "- [x] clean three-way merge of `EnginePatch.step` (mirror, src/demo_plugin/engine_patch.py:16)" in plan
+    runbook = (out / "REBASE_TEST.md").read_text()
+    row = next(line for line in runbook.splitlines()
+               if line.startswith("| `src/demo_plugin/patches.py` `MyRunner.load`"))
+    assert "`tests/test_patches.py`" in row

@@ -457,12 +457,15 @@ def _modules_of(tree: SourceTree) -> dict[str, tuple[str, bool]]:
 
 
 def load_indexes(trees: Sequence[SourceTree], cache: IndexCache | None = None, *, eager: bool = False,
-                 workers: int | None = None, progress: ProgressFn = no_progress) -> list[CodeIndex]:
+                 workers: int | None = None, progress: ProgressFn = no_progress,
+                 sharing: CodeIndex | None = None) -> list[CodeIndex]:
     """Index several trees at once, sharing the cache between them.
 
     By default summaries missing from the cache are built when first asked for: a scan needs
     only the modules its plugin reaches. `eager=True` builds every missing one now, in a process
-    pool over all cores (for warming the cache, or checking that every file parses).
+    pool over all cores (for warming the cache, or checking that every file parses). `sharing`,
+    an index loaded before, lends the summaries it decoded (they are keyed by content), so
+    releases that keep most of its files decode only the others.
     """
     cache = cache or IndexCache(None)
     layouts = [_modules_of(t) for t in trees]
@@ -483,7 +486,8 @@ def load_indexes(trees: Sequence[SourceTree], cache: IndexCache | None = None, *
         fresh = _compute(missing, keys, workers, progress, total - len(missing), total)
         blobs.update(fresh)
         cache.put_many(fresh.items())
-    memo: dict[str, ModuleSummary] = {}
+    lent = sharing.modules if sharing is not None and isinstance(sharing.modules, LazyModules) else None
+    memo: dict[str, ModuleSummary] = lent._memo if lent is not None else {}
     out = []
     for tree, layout, mapping in zip(trees, layouts, tree_keys, strict=True):
         modules = LazyModules(mapping, blobs, memo, keys, cache)

@@ -169,15 +169,25 @@ class Copies:
     copies: tuple[Copy, ...]  # forks first (by plugin path), then mirrors
 
 
-def find_copies(plugin: PluginModel, old: CodeIndex, old_resolver: Resolver, new: CodeIndex,
-                new_resolver: Resolver, settings: Settings) -> Copies:
-    """Forks, then mirrors outside them, with their NEW counterparts (ScanFacts keeps them per scan)."""
+def find_copy_sources(plugin: PluginModel, old: CodeIndex, old_resolver: Resolver,
+                      settings: Settings) -> tuple[tuple[Fork, ...], tuple[Mirror, ...]]:
+    """Forks, then mirrors outside them: what the plugin copied from OLD (NEW plays no part, so
+    the rebase's stops find them once for every release between OLD and NEW)."""
     forks = find_forks(plugin, old, settings.fork_threshold, settings.forks)
     mirrors = find_mirrors(plugin, old, old_resolver, settings.mirror_threshold,
                            skip_paths=frozenset(f.plugin_path for f in forks))
+    return tuple(forks), tuple(mirrors)
+
+
+def find_copies(plugin: PluginModel, old: CodeIndex, old_resolver: Resolver, new: CodeIndex,
+                new_resolver: Resolver, settings: Settings,
+                sources: tuple[tuple[Fork, ...], tuple[Mirror, ...]] | None = None) -> Copies:
+    """Forks, then mirrors outside them, with their NEW counterparts (ScanFacts keeps them per scan);
+    `sources` is `find_copy_sources` of the same plugin and OLD, when already known."""
+    forks, mirrors = sources if sources is not None else find_copy_sources(plugin, old, old_resolver, settings)
     copies = [fork_copy(f, plugin.index, old, new) for f in forks]
     copies.extend(mirror_copy(m, plugin.index, old, new, new_resolver) for m in mirrors)
-    return Copies(tuple(forks), tuple(mirrors), tuple(copies))
+    return Copies(forks, mirrors, tuple(copies))
 
 
 # -- copied lines (the second site of a layout change) ---------------------------------------------

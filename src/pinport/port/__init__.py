@@ -16,11 +16,12 @@ from .explain import Explanation, explain_conflicts
 from .merge import MergeResult, MergeUnavailable, merge3
 from .plan import CLEAN, CONFLICT, GONE, UNCHANGED, UNVERIFIED, FileProposal, PortItem
 from .render import port_json, port_markdown, render_port
-from .run import PortReport, plan_port, run_port, verified_merges
+from .run import PortReport, applicable_merges, plan_port, run_port, verified_merges, verified_port
 from .write import PATCH_NAME
 
 __all__ = [
     "CLEAN", "CONFLICT", "GONE", "PATCH_NAME", "UNCHANGED", "UNVERIFIED", "AppliedChange", "DirtyTree",
-    "Explanation", "FileProposal", "MergeResult", "MergeUnavailable", "PortItem", "PortReport", "explain_conflicts",
-    "merge3", "plan_port", "port_json", "port_markdown", "render_port", "run_port", "verified_merges",
+    "Explanation", "FileProposal", "MergeResult", "MergeUnavailable", "PortItem", "PortReport", "applicable_merges",
+    "explain_conflicts", "merge3", "plan_port", "port_json", "port_markdown", "render_port", "run_port",
+    "verified_merges", "verified_port",
 ]

@@ -8,8 +8,6 @@ from pathlib import Path
 
 from ..config import Settings
 from ..findings import Finding
-from ..plugin.forks import find_copies
-from ..plugin.origins import copy_origins
 from ..scan import Models
 from .apply import AppliedChange, apply_proposals
 from .plan import (
@@ -64,21 +62,31 @@ class PortReport:
 
 def plan_port(models: Models, settings: Settings) -> tuple[PortItem, ...]:
     """Merge every mirror and fork of the plugin (found against OLD) with its upstream change."""
-    copies = find_copies(models.plugin, models.old.index, models.old.resolver, models.new.index,
-                         models.new.resolver, settings)
+    facts = models.facts(settings)  # the scan's copies and origins, when these models were scanned
+    copies, origins = facts.copies, facts.origins
     labels = ("plugin", models.old.label, models.new.label)
-    origins = copy_origins(copies.copies, models.plugin.index, models.old.index, models.history,
-                           models.index_cache) if models.history else {}
     return tuple(plan_item(c, models.plugin.index, models.old.index, labels,
                            origins.get((c.plugin.path, c.plugin.start))) for c in copies.copies)
 
 
-def verified_merges(models: Models, settings: Settings) -> tuple[PortItem, ...]:
-    """The proposals `rebase --apply` may apply unreviewed: clean, changing something, and verified
-    (the proposed file parses, and re-scanning it adds no finding to the merged unit and clears the
-    ones the merge was meant to fix)."""
-    items = verify_items(plan_port(models, settings), models, settings)
+def verified_port(models: Models, settings: Settings,
+                  findings: tuple[Finding, ...] | None = None) -> tuple[PortItem, ...]:
+    """Every copy's proposal, each clean one verified or marked unverified with why (`port.verify`).
+    `findings` (the scan of these models) spares one scan."""
+    return verify_items(plan_port(models, settings), models, settings, before=findings)
+
+
+def applicable_merges(items: tuple[PortItem, ...]) -> tuple[PortItem, ...]:
+    """Of `verified_port`'s items, the ones `rebase --apply` may apply unreviewed: clean, changing
+    something, and verified (the proposed file parses, and re-scanning it adds no finding to the
+    merged unit and clears the ones the merge was meant to fix)."""
     return tuple(i for i in items if i.status == CLEAN and i.changes and i.verified)
+
+
+def verified_merges(models: Models, settings: Settings,
+                    findings: tuple[Finding, ...] | None = None) -> tuple[PortItem, ...]:
+    """The proposals `rebase --apply` may apply unreviewed (see `applicable_merges`)."""
+    return applicable_merges(verified_port(models, settings, findings))
 
 
 def run_port(models: Models, settings: Settings, *, write_dir: Path | None = None, apply: bool = False,

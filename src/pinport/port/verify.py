@@ -22,7 +22,7 @@ from ..config import Settings
 from ..findings import Finding, Severity
 from ..model.index import load_index
 from ..plugin.model import load_plugin_model
-from ..scan import Models, scan_models
+from ..scan import Models, repository_prefix, scan_models
 from ..sources.tree import SourceTree, scan_files
 from .plan import CLEAN, UNVERIFIED, FileProposal, PortItem, file_proposals
 
@@ -65,7 +65,8 @@ def verify_items(items: tuple[PortItem, ...], models: Models, settings: Settings
             if problem:
                 problems[_key(item)] = problem
     after = _rescan([p for p in proposals if not any(_key(i) in problems for i in p.items)], models, settings)
-    old_ids = {f.identity for f in before}
+    prefix = repository_prefix(models.plugin.index.tree)  # the scan names files as the repository does
+    old_ids = {_under_root(f, prefix).identity for f in before}
     for item in candidates:
         if _key(item) in problems:
             continue
@@ -80,6 +81,14 @@ def verify_items(items: tuple[PortItem, ...], models: Models, settings: Settings
     return tuple(i if _key(i) not in keys else
                  replace(i, verified=True) if _key(i) not in problems else
                  replace(i, status=UNVERIFIED, verification=problems[_key(i)]) for i in items)
+
+
+def _under_root(finding: Finding, prefix: str) -> Finding:
+    """The finding with its plugin path under the import root, as the copy of the tree scans it."""
+    site = finding.plugin
+    if not prefix or site is None or not site.path.startswith(prefix):
+        return finding
+    return replace(finding, plugin=replace(site, path=site.path.removeprefix(prefix)))
 
 
 def _key(item: PortItem) -> tuple[str, int]:

@@ -1,4 +1,5 @@
-"""The four documents of a rebase: REBASE_REPORT.md, REBASE_PLAN.md, REBASE_TEST.md, EVOLUTION.md.
+"""The four documents of a rebase: REBASE_REPORT.md, REBASE_PLAN.md, REBASE_TEST.md, EVOLUTION.md,
+and the HTML report beside them (REBASE_REPORT.html).
 
 Rendering is a pure function of the Rebase record (no clock, no absolute temp paths), so a
 re-run over the same inputs writes the same bytes. `write_documents` replaces each document's
@@ -10,16 +11,19 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import PinportError
 from ..findings import Finding, Location, Severity, Status
 from ..model.resolve import CLASS, MODULE
+from ..port.plan import CONFLICT, UNVERIFIED
 from .run import Rebase
 from .runbook import PHASES, Unit, read_tests, tests_for
 
 KEEP = "<!-- pinport: keep below -->"
 NAMES = ("REBASE_REPORT.md", "REBASE_PLAN.md", "REBASE_TEST.md", "EVOLUTION.md")
+HTML = "REBASE_REPORT.html"
 
 # How surely a finding breaks, by the check that made it (REBASE_REPORT ranks by this after severity).
 _SURETY = {"signatures": 0, "attributes": 0, "calls": 0, "callers": 0, "imports": 0, "aliases": 0,
@@ -51,10 +55,11 @@ class _Links:
         self.rebase, self.out = rebase, out.resolve()
         self.url = rebase.settings.host_source_url
 
-    def plugin(self, loc: Location | None, prefixed: bool = True) -> str:
+    def plugin(self, loc: Location | None) -> str:
+        """A link to a plugin location; findings name files from the repository root already."""
         if loc is None:
             return ""
-        rel = (self.rebase.tree_prefix if prefixed else "") + loc.path
+        rel = loc.path
         text = f"{rel}:{loc.line}"
         root = self.rebase.repo_root
         if root is None:
@@ -73,7 +78,7 @@ class _Links:
 
 def _finding_line(f: Finding, links: _Links, rebase: Rebase) -> str:
     drift = f" #{f.kind.drift}" if f.kind.drift else ""
-    where = links.plugin(f.plugin, prefixed=f.kind.check != "rebase")
+    where = links.plugin(f.plugin)
     evidence = ""
     if f.old or f.new:
         evidence = f" (OLD {links.host(f.old, rebase.old)}, NEW {links.host(f.new, rebase.new)})"
@@ -109,9 +114,9 @@ def _modules(rebase: Rebase) -> dict[str, set[str]]:
     surface = rebase.models.plugin.surface
     out: dict[str, set[str]] = {}
     for target in surface.targets:
-        out.setdefault(target.site.path, set()).add(target.target)
+        out.setdefault(rebase.tree_prefix + target.site.path, set()).add(target.target)
     for patch in surface.patches:
-        out.setdefault(patch.site.path, set()).add(patch.owner)
+        out.setdefault(rebase.tree_prefix + patch.site.path, set()).add(patch.owner)
     return out
 
 
@@ -129,7 +134,7 @@ def render_report(rebase: Rebase, links: _Links) -> str:
     out += ["## Pins (phase 0)", "", "| file:line | statement | before | after |", "|---|---|---|---|"]
     for e in r.pins.edits:
         after = f"`{_md(e.after.strip())}`" if e.changes else "left alone"
-        out.append(f"| {links.plugin(e.finding.plugin, prefixed=False)} | {_md(e.what)} | "
+        out.append(f"| {links.plugin(e.finding.plugin)} | {_md(e.what)} | "
                    f"`{_md(e.before.strip())}` | {after} |")
     if not r.pins.edits:
         out.append("| — | no pin statement to move | | |")
@@ -142,7 +147,7 @@ def render_report(rebase: Rebase, links: _Links) -> str:
     ordered = sorted(set(by_file) | set(targets), key=lambda p: (
         min((rank_key(f) for f in by_file.get(p, [])), default=(9,)), p))
     for path in ordered:
-        out += [f"### `{r.tree_prefix}{path}`", ""]
+        out += [f"### `{path}`", ""]
         for target in sorted(targets.get(path, ())):
             found = _host_file(r, target, True) or _host_file(r, target, False)
             if found is None:
@@ -209,7 +214,7 @@ def _by_file(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
 
 
 def render_plan(r: Rebase, links: _Links) -> str:
-    fixes = {f.finding.fingerprint: f"{f.what} ({r.tree_prefix}{f.path}:{f.line})" for f in r.fixes.fixes}
+    fixes = {f.finding.fingerprint: f"{f.what} ({f.path}:{f.line})" for f in r.fixes.fixes}
     remaining = sum(1 for f in r.findings if f.fingerprint not in r.done)
     out = [f"# Rebase plan: {r.plugin_label}, {r.host_label_old} → {r.new}", "",
            f"{len(r.findings)} items, {len(r.findings) - remaining} done, {remaining} open. "
@@ -221,7 +226,7 @@ def render_plan(r: Rebase, links: _Links) -> str:
         f = e.finding
         done = f.fingerprint in r.done or not e.changes
         change = f"`{_md(e.before.strip())}` → `{_md(e.after.strip())}`" if e.changes else "left alone"
-        out.append(f"- [{'x' if done else ' '}] `{f.code}` {links.plugin(f.plugin, prefixed=False)} "
+        out.append(f"- [{'x' if done else ' '}] `{f.code}` {links.plugin(f.plugin)} "
                    f"{_md(f.message)}: {change}")
     out.append("")
     assigned: set[str] = set()
@@ -231,13 +236,9 @@ def render_plan(r: Rebase, links: _Links) -> str:
         assigned |= {f.fingerprint for f in chosen}
         out += [f"## {title}", ""]
         if title.startswith("Phase 3"):
-            for item in r.merges:
-                key = f"{item.copy.plugin.path}::{item.copy.unit}"
-                out.append(f"- [{'x' if key in r.merged else ' '}] clean three-way merge of `{item.copy.unit}` "
-                           f"({item.copy.kind}, {r.tree_prefix}{item.copy.plugin.path}:{item.copy.plugin.start})"
-                           " — `--apply` makes it")
+            out += _merge_items(r)
         for path, findings in _by_file(chosen):
-            out.append(f"### `{r.tree_prefix}{path}`")
+            out.append(f"### `{path}`")
             out += [_check(f, r, links, fixes) for f in findings]
             out.append("")
         if not chosen:
@@ -251,10 +252,29 @@ def render_plan(r: Rebase, links: _Links) -> str:
     return "\n".join(out)
 
 
+def _merge_items(r: Rebase) -> list[str]:
+    """One checkbox per copy whose upstream changed: the verified clean merges `--apply` makes, and
+    the proposals it leaves to a person, with why (a failed verification, conflicts)."""
+    out = []
+    for item in r.port:
+        copy = item.copy
+        where = f"({copy.kind}, {r.tree_prefix}{copy.plugin.path}:{copy.plugin.start})"
+        key = f"{copy.plugin.path}::{copy.unit}"
+        if item in r.merges:
+            out.append(f"- [{'x' if key in r.merged else ' '}] clean three-way merge of `{copy.unit}` {where}"
+                       " — `--apply` makes it")
+        elif item.status == UNVERIFIED:
+            out.append(f"- [ ] merge of `{copy.unit}` {where} not applied: {_md(item.verification)}")
+        elif item.status == CONFLICT:
+            out.append(f"- [ ] merge of `{copy.unit}` {where} leaves {item.conflicts} conflict(s): "
+                       "`pinport port --write DIR` writes the proposal with them marked")
+    return out
+
+
 # --- REBASE_TEST.md ---------------------------------------------------------------------------
 
 def _units(r: Rebase) -> dict[tuple[str, str], list[str]]:
-    """(plugin file, unit) -> what changed or was flagged there."""
+    """(plugin file from the repository root, unit) -> what changed or was flagged there."""
     out: dict[tuple[str, str], list[str]] = {}
     for f in sorted(r.scan.findings, key=rank_key):
         if f.plugin is not None and f.level is not Severity.INFO:
@@ -262,20 +282,22 @@ def _units(r: Rebase) -> dict[tuple[str, str], list[str]]:
     for fix in r.fixes.fixes:
         out.setdefault((fix.path, fix.finding.plugin.unit or "<module>"), []).append(f"safe fix: {fix.what}")
     for item in r.merges:
-        out.setdefault((item.copy.plugin.path, item.copy.unit), []).append("clean merge of upstream's change")
+        out.setdefault((r.tree_prefix + item.copy.plugin.path, item.copy.unit), []).append(
+            "clean merge of upstream's change")
     return out
 
 
 def render_runbook(r: Rebase) -> str:
     tests = read_tests(r.snapshot.files, r.snapshot.read)
     index = r.models.plugin.index
-    modules = {path: module for module, path in index.paths.items()}
+    modules = {r.tree_prefix + path: module for module, path in index.paths.items()}
     host_names: dict[tuple[str, str], set[str]] = {}
     for patch in r.models.plugin.surface.patches:
-        host_names.setdefault((patch.site.path, patch.site.unit or "<module>"), set()).add(patch.name)
+        site = (r.tree_prefix + patch.site.path, patch.site.unit or "<module>")
+        host_names.setdefault(site, set()).add(patch.name)
         owner = r.models.new.resolve(patch.owner) or r.models.old.resolve(patch.owner)
         if owner is not None and owner.kind in (CLASS, MODULE):
-            host_names[(patch.site.path, patch.site.unit or "<module>")].add(owner.path.rpartition(".")[2])
+            host_names[site].add(owner.path.rpartition(".")[2])
     out = [f"# GPU test runbook: {r.plugin_label} on {r.host_label_new}", "",
            f"Install {r.settings.host_dist}=={r.new} and the plugin, then run the phases in order; stop at the "
            "first failure and fix it before going on.", "",
@@ -290,7 +312,7 @@ def render_runbook(r: Rebase) -> str:
             by_phase[test.phase].add(test.path)
         listed = "<br>".join(f"`{t.path}` ({w})" for t, w in hits) or "none found: add one"
         watch = "; ".join(dict.fromkeys(why))
-        out.append(f"| `{r.tree_prefix}{path}` `{unit}` | {_md(watch)} | {listed} | "
+        out.append(f"| `{path}` `{unit}` | {_md(watch)} | {listed} | "
                    f"{_watch(why)} |")
     if not units:
         out.append("| — | nothing changed or flagged | | |")
@@ -350,6 +372,16 @@ def render_documents(rebase: Rebase, out: Path, evolution: str) -> dict[str, str
             "REBASE_TEST.md": render_runbook(rebase), "EVOLUTION.md": evolution}
 
 
+def render_html_report(rebase: Rebase) -> str:
+    """REBASE_REPORT.html: the HTML report of every finding, pins included (the renderer of
+    `--format html`: one self-contained file, the code beside each finding, every copy's merge)."""
+    from ..report.excerpts import build_html_context
+    from ..report.html import render_html
+
+    result = replace(rebase.scan, findings=tuple(sorted(rebase.findings, key=Finding.sort_key)))
+    return render_html(result, build_html_context(rebase.models, rebase.settings, result, port_items=rebase.port))
+
+
 def merge_kept(generated: str, existing: str | None) -> str:
     """The generated text, then the keep marker and whatever followed it in the existing file."""
     kept = existing.split(KEEP, 1)[1] if existing and KEEP in existing else "\n"
@@ -357,14 +389,15 @@ def merge_kept(generated: str, existing: str | None) -> str:
 
 
 def write_documents(documents: dict[str, str], out: Path) -> list[Path]:
-    """Write each document into `out`, keeping what a maintainer wrote below the marker."""
+    """Write each document into `out`, keeping what a maintainer wrote below the marker (in the
+    Markdown ones; an HTML document is generated whole)."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         written = []
         for name, text in documents.items():
             path = out / name
             existing = path.read_text(encoding="utf-8") if path.is_file() else None
-            final = merge_kept(text, existing)
+            final = merge_kept(text, existing) if name.endswith(".md") else text
             if final != existing:
                 path.write_text(final, encoding="utf-8")
             written.append(path)

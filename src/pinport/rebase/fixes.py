@@ -7,7 +7,8 @@
 - #2 a parameter the NEW base dropped: removed from the override and its forwarding call,
   when nothing else in the body reads it.
 
-Anything else stays a finding; each refusal carries its reason. Nothing here writes.
+Anything else stays a finding; each refusal carries its reason, and so does every import that
+does not resolve in NEW without having simply moved. Nothing here writes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..findings import Finding
+from ..findings import Finding, Severity
 from ..model.host import HostView
 from ..model.resolve import FUNCTION, METHOD
 from ..model.summary import FunctionInfo, Param, ParamKind
@@ -26,6 +27,17 @@ from ..model.summary import FunctionInfo, Param, ParamKind
 ReadFile = Callable[[str], str | None]
 
 MOVED, ADDED, DROPPED = "PP0402", "PP0101", {"PP0201", "PP0202"}
+
+# Why an import that does not resolve in NEW (and did not simply move) has no safe fix: the plan says so.
+_NO_REWRITE = {
+    "PP0401": "the module is gone from NEW; where each of its names went is a decision the finding informs",
+    "PP0501": "`{candidate}` is a rename found by similarity, a guess: confirm it, then rename by hand",
+    "PP0601": "`{name}` is defined nowhere in NEW: what replaces it is a decision, not an import rewrite",
+    "PP0602": "`{name}` is gone from `{base}` in NEW: what replaces it is a decision, not an import rewrite",
+    "PP0403": "`{name}` exists only for type checkers in NEW: import it under TYPE_CHECKING or use another name",
+    "PP0001": "`{target}` is gone from NEW: the alias and the override using it must be ported by hand",
+    "PP0003": "the patch target is gone from NEW: port the patch to what replaced it",
+}
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,13 @@ class FixPlan:
 
 class _Refused(Exception):
     pass
+
+
+class _Args(dict):
+    """A finding's template arguments; one it lacks reads as `?` instead of failing the plan."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
 
 
 def public_homes(host: HostView, name: str) -> list[str]:
@@ -414,6 +433,8 @@ def plan_fixes(findings: Sequence[Finding], host: HostView, read: ReadFile) -> F
     current: dict[str, str] = {}
     originals: dict[str, str] = {}
     for finding in findings:
+        if finding.code in _NO_REWRITE and finding.level is Severity.ERROR:
+            plan.refused[finding.fingerprint] = _NO_REWRITE[finding.code].format_map(_Args(finding.args))
         if finding.code not in (MOVED, ADDED, *DROPPED) or finding.plugin is None:
             continue
         path = finding.plugin.path

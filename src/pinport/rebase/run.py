@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,11 +21,12 @@ from ..model.index import IndexCache, load_index, load_indexes
 from ..pins import read_pin
 from ..plugin.model import load_plugin_model
 from ..port.plan import PortItem, file_proposals
-from ..port.run import verified_merges
-from ..scan import Models, host_view, scan_models
+from ..port.run import applicable_merges, verified_merges, verified_port
+from ..scan import Models, collector_paused, host_view, scan_models
 from ..sources import (
     Cache,
     SourceTree,
+    cached_releases,
     list_versions,
     load_directory,
     load_git,
@@ -35,6 +35,7 @@ from ..sources import (
 )
 from ..sources.progress import ProgressFn, no_progress
 from ..sources.tree import hash_bytes
+from ..workers import can_fork, run_beside
 from .base import BaseChoice, branch_name, choose_base, create_branch
 from .fixes import FixPlan, plan_fixes
 from .pins import PinPlan, plan_pins
@@ -90,9 +91,9 @@ class Rebase:
     scan: ScanResult
     pins: PinPlan
     fixes: FixPlan
-    merges: tuple[PortItem, ...]
+    port: tuple[PortItem, ...]  # every copy's merge proposal, the clean ones verified (`port.verified_port`)
     snapshot: Snapshot  # the plugin project at the base
-    tree_prefix: str  # the import root inside the project ("" or "src/")
+    tree_prefix: str  # the import root inside the project ("" or "src/"); findings' paths start above it
     done: frozenset[str] = frozenset()  # fingerprints the working tree no longer has
     merged: frozenset[str] = frozenset()  # mirror/fork units whose clean merge is in the working tree
     applied: list[Applied] = field(default_factory=list)
@@ -107,6 +108,11 @@ class Rebase:
     @property
     def findings(self) -> tuple[Finding, ...]:
         return self.pins.findings + self.scan.findings
+
+    @property
+    def merges(self) -> tuple[PortItem, ...]:
+        """The merges `--apply` applies: clean, changing something, verified."""
+        return applicable_merges(self.port)
 
 
 def is_plugin_checkout(path: Path, settings: Settings) -> bool:
@@ -173,19 +179,16 @@ def _dirty(root: Path) -> str:
 
 def _plugin_models(tree: SourceTree, host: Models, settings: Settings, cache: IndexCache) -> Models:
     plugin = load_plugin_model(load_index(tree, cache), settings)
-    return Models(plugin, host.old, host.new)
-
-
-def _merges(models: Models, settings: Settings) -> tuple[PortItem, ...]:
-    return verified_merges(models, settings)
-
-
-def _prefixed(prefix: str, read: Callable[[str], str | None]) -> Callable[[str], str | None]:
-    return lambda rel: read(prefix + rel)
+    return Models(plugin, host.old, host.new, host.history, host.index_cache)
 
 
 def run_rebase(options: RebaseOptions, progress: ProgressFn = no_progress) -> Rebase:
     """Plan (and with `apply`, carry out) the rebase; raises PinportError on bad input."""
+    with collector_paused():  # one batch of scans over the same trees: a collector pass re-walks them all
+        return _run_rebase(options, progress)
+
+
+def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
     started = time.perf_counter()
     cache = Cache(options.cache_dir)
     index_cache = IndexCache.in_cache(cache)
@@ -266,26 +269,39 @@ def run_rebase(options: RebaseOptions, progress: ProgressFn = no_progress) -> Re
     metadata = host_metadata(new_tree)
     plugin_index, old_index, new_index = load_indexes([base_tree, old_tree, new_tree], index_cache,
                                                       progress=progress)
+    history = tuple(cached_releases(settings.host_dist, cache=cache, below=old_tree.version,
+                                    packages=(settings.host,))) if old_tree.version else ()
     models = Models(load_plugin_model(plugin_index, settings), host_view(old_index, settings),
-                    host_view(new_index, settings))
+                    host_view(new_index, settings), history, index_cache)  # as `pinport scan` loads them
+    models.facts(settings).load_plugin_side()  # once, before the scan's and the stops' workers fork
     result = scan_models(models, settings)
     pins = plan_pins(settings, list(snapshot.files), snapshot.read, old=old, new=new,
                      host_label=new_index.label, metadata=metadata)
-    fixes = plan_fixes(result.findings, models.new, _prefixed(prefix, snapshot.read))
-    merges = _merges(models, settings)
     rebase = Rebase(settings, work_tree.label, old, new, old_index.label, new_index.label, default_job, choice,
-                    models, result, pins, fixes, merges, snapshot, prefix, notes=notes, branch_note=branch_note,
+                    models, result, pins, FixPlan(), (), snapshot, prefix, notes=notes, branch_note=branch_note,
                     repo_root=project if git is not None else None)
+
+    def plan_edits() -> tuple[FixPlan, tuple[PortItem, ...]]:
+        return (plan_fixes(result.findings, models.new, snapshot.read),  # findings name files from the root
+                verified_port(models, settings, result.findings))
+
+    if options.stops and can_fork():  # the stops (over both cores) and the edits' planning side by side
+        from .stops import find_stops
+
+        rebase.stops, (rebase.fixes, rebase.port) = run_beside(
+            plan_edits, lambda: find_stops(rebase, cache, index_cache, progress))
+    else:
+        rebase.fixes, rebase.port = plan_edits()
+        if options.stops:
+            from .stops import find_stops
+
+            rebase.stops = find_stops(rebase, cache, index_cache, progress)
     if local.is_dir() and at_base:
         if options.apply:
             rebase.applied = _apply(rebase, project, work_tree, settings, index_cache, old, new, metadata)
         work = _track(rebase, project, settings, index_cache, old, new, metadata)
         if options.gate:
             rebase.gate = _gate(rebase, options, work, project, cache)
-    if options.stops:
-        from .stops import find_stops
-
-        rebase.stops = find_stops(rebase, cache, index_cache, progress)
     rebase.seconds = time.perf_counter() - started
     return rebase
 
@@ -297,7 +313,8 @@ def _apply(rebase: Rebase, project: Path, tree: SourceTree, settings: Settings, 
     prefix = rebase.tree_prefix
     work = _plugin_models(load_directory(project, settings.plugin_package or None), rebase.models, settings,
                           index_cache)
-    merges = _merges(work, settings)
+    findings = scan_models(work, settings).findings
+    merges = verified_merges(work, settings, findings)
     files = work.plugin.index.tree.files
     for proposal in file_proposals(merges, work.plugin.index):
         edits = [Edit(i.copy.plugin.start, i.copy.plugin.end, i.proposal,
@@ -319,11 +336,11 @@ def _apply(rebase: Rebase, project: Path, tree: SourceTree, settings: Settings, 
     if merges:  # merged copies: findings and lines come from the files as they are now
         work = _plugin_models(load_directory(project, settings.plugin_package or None), rebase.models,
                               settings, index_cache)
-    findings = scan_models(work, settings).findings
-    fixes = plan_fixes(findings, work.new, _prefixed(prefix, disk_snapshot(project).read))
+        findings = scan_models(work, settings).findings
+    fixes = plan_fixes(findings, work.new, disk_snapshot(project).read)
     for path, (before, after) in fixes.texts.items():
-        write_text(project, prefix + path, before, after)
-    applied += [Applied(prefix + f.path, f.line, f.before, f.after, f.what) for f in fixes.fixes]
+        write_text(project, path, before, after)
+    applied += [Applied(f.path, f.line, f.before, f.after, f.what) for f in fixes.fixes]
     return applied
 
 
@@ -343,7 +360,7 @@ def _track(rebase: Rebase, project: Path, settings: Settings, index_cache: Index
                      metadata=metadata)
     remaining |= {e.finding.fingerprint for e in pins.edits}
     rebase.done = frozenset(f.fingerprint for f in rebase.findings if f.fingerprint not in remaining)
-    pending = {(i.copy.plugin.path, i.copy.unit) for i in _merges(work, settings)}
+    pending = {(i.copy.plugin.path, i.copy.unit) for i in verified_merges(work, settings, rebase.after.findings)}
     rebase.merged = frozenset(f"{i.copy.plugin.path}::{i.copy.unit}" for i in rebase.merges
                               if (i.copy.plugin.path, i.copy.unit) not in pending)
     return work

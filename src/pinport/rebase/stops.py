@@ -19,7 +19,7 @@ from ..errors import PinportError
 from ..findings import Finding, Severity, Status
 from ..model.host import HostView
 from ..model.index import IndexCache, load_indexes
-from ..scan import host_view, judge_one_side
+from ..scan import collector_paused, host_view, judge_one_side
 from ..sources import Cache, SourceTree, list_versions, load_host
 from ..sources.progress import ProgressFn, no_progress
 from ..workers import can_fork, run_beside
@@ -79,8 +79,19 @@ def propose(steps: Sequence[Step], new: str, most: int = 3) -> list[str]:
 
 
 def _judge(versions: Sequence[str], args: tuple) -> list[tuple[str, list[Finding]]]:
-    plugin, views, old, settings = args
-    return [(v, judge_one_side(plugin, views[v], old, settings)) for v in versions]
+    """Judge releases in order; each takes the parsed trees of unchanged files from OLD, NEW and the
+    release judged just before it (whose trees exist only once it has been judged)."""
+    plugin, views, old, new, settings, facts = args
+    out = []
+    lenders = [old.index, new.index]
+    with collector_paused():  # once for all releases: each re-enabling costs a full pass over the trees
+        for version in versions:
+            index = views[version].index
+            for lender in lenders:
+                index.share_parsed(lender)
+            out.append((version, judge_one_side(plugin, views[version], old, settings, facts=facts)))
+            lenders = [old.index, new.index, index]
+    return out
 
 
 def _judge_all(versions: list[str], views: dict[str, HostView], args: tuple) -> dict[str, list[Finding]]:
@@ -117,15 +128,10 @@ def judge_releases(rebase, trees: Sequence[SourceTree], index_cache: IndexCache 
     started = time.perf_counter()
     settings, models = rebase.settings, rebase.models
     trees = sorted(trees, key=lambda t: Version(str(t.version)))
-    indexes = load_indexes(trees, index_cache, progress=progress) if trees else []
-    views: dict[str, HostView] = {}
-    previous = [models.old.index, models.new.index]
-    for tree, index in zip(trees, indexes, strict=True):
-        for source in previous:
-            index.share_parsed(source)
-        previous = [index, models.new.index]
-        views[str(tree.version)] = host_view(index, settings)
-    judged = _judge_all(list(views), views, (models.plugin, views, models.old, settings))
+    indexes = load_indexes(trees, index_cache, progress=progress, sharing=models.new.index) if trees else []
+    views = {str(tree.version): host_view(index, settings) for tree, index in zip(trees, indexes, strict=True)}
+    judged = _judge_all(list(views), views, (models.plugin, views, models.old, models.new, settings,
+                                             models.facts(settings)))
     for index in indexes:
         index.flush()
     latent = {f.fingerprint for f in rebase.scan.findings if f.status is Status.LATENT}

@@ -31,7 +31,7 @@ def render_summary(rebase: Rebase, written: list[Path]) -> str:
         for e in planned:
             out.append(f"  {e.path}:{e.line}  {e.before.strip()}  ->  {e.after.strip()}")
         for f in r.fixes.fixes:
-            out.append(f"  {r.tree_prefix}{f.path}:{f.line}  {f.what}")
+            out.append(f"  {f.path}:{f.line}  {f.what}")
     for e in r.pins.edits:
         if not e.changes:
             out.append(f"  left alone: {e.path}:{e.line} {e.finding.message}")
@@ -42,8 +42,10 @@ def render_summary(rebase: Rebase, written: list[Path]) -> str:
     errors = sum(1 for f in open_ if f.level is Severity.ERROR)
     out.append(f"findings: {len(r.findings)} ({len(r.findings) - len(open_)} resolved, {len(open_)} open, "
                f"{errors} open errors)")
-    if written:
-        out.append(f"documents in {written[0].parent}: {', '.join(p.name for p in written)}")
+    documents = [p for p in written if p.suffix != ".html"]
+    if documents:
+        out.append(f"documents in {documents[0].parent}: {', '.join(p.name for p in documents)}")
+    out += [f"HTML report (open it in a browser): {p}" for p in written if p.suffix == ".html"]
     return "\n".join(out) + "\n"
 
 

@@ -8,11 +8,15 @@ proposal (`pinport.port`). This module gathers that once, as plain data, from th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..findings import Location, ScanResult
 from ..model.index import CodeIndex
 from ..scan import Models, repository_prefix
+
+if TYPE_CHECKING:
+    from ..port import PortItem
 
 BEFORE, AFTER = 3, 6  # lines of context shown around a location
 
@@ -62,8 +66,10 @@ def _excerpt(index: CodeIndex, path: str, line: int, modules: dict[str, str]) ->
     return Excerpt(path, start, tuple(lines[start - 1:line + AFTER]), line)
 
 
-def build_html_context(models: Models, settings: Settings, result: ScanResult, *, ports: bool = True) -> HtmlContext:
-    """Excerpts for every location of `result`'s findings and, unless `ports` is off, the port proposals."""
+def build_html_context(models: Models, settings: Settings, result: ScanResult, *, ports: bool = True,
+                       port_items: tuple[PortItem, ...] | None = None) -> HtmlContext:
+    """Excerpts for every location of `result`'s findings and, unless `ports` is off, the port
+    proposals (`port_items` when the caller planned them already, as the rebase does)."""
     prefix = repository_prefix(models.plugin.index.tree)
     sides = {
         "plugin": (models.plugin.index, {prefix + p: m for m, p in models.plugin.index.paths.items()}),
@@ -82,7 +88,9 @@ def build_html_context(models: Models, settings: Settings, result: ScanResult, *
         # the port machinery only when a report asks for it
         from ..port import explain_conflicts, plan_port
 
-        for item in plan_port(models, settings):
+        if port_items is None:
+            port_items = plan_port(models, settings)
+        for item in port_items:
             copy = item.copy
             path = prefix + copy.plugin.path
             views[(path, copy.unit)] = PortView(
