@@ -85,6 +85,12 @@ def main() -> int:
         for source in sources:
             ast.parse(source)
         out["floor_s"] = round(time.perf_counter() - floor_started, 3)
+    lagging = f", {out['lagging_copies']} lagging" if not args.no_history else ""
+    print(f"{args.dist} {args.plugin}, vllm {args.old} -> {args.new} (merged from "
+          f"{'OLD' if args.no_history else 'each copy origin'}): {out['copies']} copies{lagging}, "
+          f"{out['clean']} clean merges ({out['verified']} verified, {out['unverified']} failing verification), "
+          f"conflict blocks {out['line_conflict_blocks']} -> {out['conflict_blocks']}, "
+          f"merge {out['merge_s']} s, verify {out['verify_s']} s")
     print(json.dumps(out))
     return 0 if out["merge_s"] <= PORT_BAR else 1
 

@@ -52,6 +52,27 @@ def inline_tree(root: Path, package: str, label: str, files: dict[str, str]) -> 
     return SourceTree(root, label, package, None, scan_files(root, (package,)))
 
 
+# The CLI tests' host: `Runner.step` gains a parameter from OLD to NEW (one PP0101 for an override).
+RUNNER_OLD = "class Runner:\n    def step(self, a):\n        pass\n"
+RUNNER_NEW = "class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n"
+
+
+def cli_trees(root: Path, plugin: dict[str, str]) -> dict[str, Path]:
+    """OLD and NEW host trees (`host.runner.Runner.step` gains `is_profiling`) and a plugin tree from
+    `plugin`'s files, under root: the paths `old`, `new`, `plugin`, `tmp` (root) and `cache`."""
+    old, new, plugin_root = root / "old", root / "new", root / "plugin"
+    write_tree(old, {"host/__init__.py": "", "host/runner.py": RUNNER_OLD})
+    write_tree(new, {"host/__init__.py": "", "host/runner.py": RUNNER_NEW})
+    write_tree(plugin_root, plugin)
+    return {"old": old, "new": new, "plugin": plugin_root, "tmp": root, "cache": root / "cache"}
+
+
+def scan_argv(trees: dict[str, Path], *extra: str) -> list[str]:
+    """`pinport scan` over `cli_trees`, with their own cache and no progress bars."""
+    return ["scan", "--plugin", str(trees["plugin"]), "--old", str(trees["old"]), "--new", str(trees["new"]),
+            "--cache-dir", str(trees["cache"]), "--no-progress", *extra]
+
+
 def load_inline_resolver(root: Path, files: dict[str, str]) -> Resolver:
     """A resolver over one host tree ('host 1.0') written from inline sources under root."""
     return Resolver(load_index(inline_tree(root, HOST, "host 1.0", files), workers=1), HOST)

@@ -5,6 +5,15 @@ import pytest
 from harness import run_scan
 from pinport.findings import Finding, Kind, Severity, Status
 
+_STEP = """\
+    def step(self, batch):
+        outputs = []
+        for item in batch:
+            value = item * self.scale
+            outputs.append(value)
+        self.steps += 1
+        return outputs
+"""
 _ENGINE = """\
 {imports}
 
@@ -14,28 +23,14 @@ class Engine{bases}:
         self.scale = config.scale
         self.steps = 0
 
-    def step(self, batch):
-        outputs = []
-        for item in batch:
-            value = item * self.scale
-            outputs.append(value)
-        self.steps += 1
-        return outputs
-"""
+""" + _STEP
 _MIRROR = """\
 from plug.patching import ArcticPatch
 from host.engine import Engine
 
 
 class EnginePatch(ArcticPatch[Engine]):
-    def step(self, batch):
-        outputs = []
-        for item in batch:
-            value = item * self.scale
-            outputs.append(value)
-        self.steps += 1
-        return outputs
-"""
+""" + _STEP
 PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
 
 
@@ -72,14 +67,28 @@ SRC = Path(pinport.__file__).parent
 CHECK_MODULES = {type(c).__module__.rpartition(".")[2] for c in CHECKS}
 
 
-def _modules() -> dict[str, ast.Module]:
-    """Every pinport module by dotted name, parsed."""
+@pytest.fixture(scope="module")
+def modules() -> dict[str, ast.Module]:
+    """Every pinport module by dotted name, parsed (once for all the guard rails)."""
     out = {}
     for path in sorted(SRC.rglob("*.py")):
         parts = path.relative_to(SRC.parent).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         out[name] = ast.parse(path.read_text(encoding="utf-8"))
     return out
+
+
+def _check_modules(modules: dict[str, ast.Module]) -> dict[str, ast.Module]:
+    """The modules under pinport.checks (the registry and base included)."""
+    return {name: tree for name, tree in modules.items() if name.startswith("pinport.checks")}
+
+
+def _called(node: ast.AST) -> str:
+    """The name a call calls (`f(...)`, `x.f(...)`), "" for anything else."""
+    if not isinstance(node, ast.Call):
+        return ""
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _imported(module: str, tree: ast.Module) -> set[str]:
@@ -102,9 +111,9 @@ def _imported(module: str, tree: ast.Module) -> set[str]:
     return out
 
 
-def test_no_check_imports_another_check():
-    for name, tree in _modules().items():
-        if not name.startswith("pinport.checks.") or name.rpartition(".")[2] not in CHECK_MODULES:
+def test_no_check_imports_another_check(modules):
+    for name, tree in _check_modules(modules).items():
+        if name.rpartition(".")[2] not in CHECK_MODULES:
             continue
         own = name.rpartition(".")[2]
         bad = {i for i in _imported(name, tree) if i.startswith("pinport.checks.")
@@ -112,8 +121,8 @@ def test_no_check_imports_another_check():
         assert not bad, f"{name} imports another check: {sorted(bad)}"
 
 
-def test_no_module_imports_a_private_module_of_another_package():
-    for name, tree in _modules().items():
+def test_no_module_imports_a_private_module_of_another_package(modules):
+    for name, tree in modules.items():
         package = name if (SRC.parent / name.replace(".", "/") / "__init__.py").is_file() else name.rpartition(".")[0]
         for imported in _imported(name, tree):
             parts = imported.split(".")
@@ -130,16 +139,12 @@ def test_no_module_imports_a_private_module_of_another_package():
 _READS_SOURCE = {"parsed", "source", "lines", "line_text", "read_text", "read_bytes", "grep", "parse", "walk_plugin"}
 
 
-def test_no_check_parses_or_reads_source():
-    for name, tree in _modules().items():
-        if not name.startswith("pinport.checks"):
-            continue
+def test_no_check_parses_or_reads_source(modules):
+    for name, tree in _check_modules(modules).items():
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                func = node.func
-                called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-                assert called not in _READS_SOURCE and called != "open", \
-                    f"{name}:{node.lineno} calls `{called}`: checks read facts (ctx.facts, the host views), not source"
+            called = _called(node)
+            assert called not in _READS_SOURCE and called != "open", \
+                f"{name}:{node.lineno} calls `{called}`: checks read facts (ctx.facts, the host views), not source"
 
 
 # Module-level state that is allowed, with why: not facts derived from analysed code.
@@ -153,10 +158,10 @@ _ALLOWED_STATE = {
 }
 
 
-def test_no_module_level_cache_of_derived_facts():
+def test_no_module_level_cache_of_derived_facts(modules):
     """No `global` rebinding, no weak-keyed tables, no memoising decorators, no module-level
     container that functions fill: derived facts live on ScanFacts, HostView or CodeIndex."""
-    for name, tree in _modules().items():
+    for name, tree in modules.items():
         containers = set()
         for node in tree.body:
             target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
@@ -247,7 +252,7 @@ def test_host_specifics_are_settings():
     assert not run_scan(host, host, files, checks=(LoadTimingCheck(),)).findings
     built = run_scan(host, host, files, checks=(LoadTimingCheck(),), plugin_loaders=("boot_plugins",))
     assert [(f.code, f.level, f.status, f.args["built"], f.args["loaded"]) for f in built.findings] == [
-        ("PP1101", Severity.WARNING, Status.LATENT, "5", "6")]
+        ("PP1101", Severity.WARNING, Status.LATENT, 5, 6)]
     assert [(s.path, s.line) for s in built.findings[0].sites] == [("host/core.py", 5), ("host/core.py", 6)]
 
     flags = "def __getattr__(name):\n    return _TABLE[name]()\n\n\n_TABLE = {\n    'HOST_A': lambda: 1,\n}\n"

@@ -60,6 +60,9 @@ class Location:
         return f"{self.path}:{self.line}{unit}: {self.snippet}" if self.snippet else f"{self.path}:{self.line}{unit}"
 
 
+# A template argument: text, or a number (a line, a count) kept as a number so nothing parses it back.
+Arg = str | int
+
 # Template arguments that name what a finding is about; the others (version labels, counts,
 # expressions) may differ between OLD and NEW or between runs and so stay out of its identity.
 IDENTITY_ARGS = ("name", "param", "callee", "module", "cls", "target", "alias", "function", "owner")
@@ -70,7 +73,7 @@ class Finding:
     """One problem: kind, where in the plugin, the host evidence on OLD and NEW, and a fix."""
 
     kind: Kind
-    args: dict[str, str]
+    args: dict[str, Arg]
     plugin: Location | None
     old: Location | None = None
     new: Location | None = None

@@ -309,10 +309,10 @@ def _other_release_modules(findings: list[Finding], plugin: PluginModel, version
 
 def _syntax_errors(plugin: PluginModel) -> Iterable[Finding]:
     for module in plugin.modules:
-        error = plugin.index.modules[module].syntax_error
-        if error:
-            line = int(error.split(":")[0].split()[-1]) if error.startswith("line ") else 0
-            yield Finding(PLUGIN_SYNTAX_ERROR, {"error": error}, Location(plugin.index.paths[module], line),
+        summary = plugin.index.modules[module]
+        if summary.syntax_error:
+            yield Finding(PLUGIN_SYNTAX_ERROR, {"error": summary.syntax_error},
+                          Location(plugin.index.paths[module], summary.error_line),
                           subject=module, status=Status.LATENT)  # the plugin's own: true on either host
 
 

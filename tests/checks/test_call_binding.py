@@ -87,7 +87,7 @@ def test_unpacking_uses_the_return_annotation_for_names():
     result = scan(old, new, plugin)
     expect(result, ["PP0305 error drift"])
     finding = only(result, "PP0305")
-    assert finding.args["count"] == "2" and finding.args["returns"] == "a single value"
+    assert finding.args["count"] == 2 and finding.args["returns"] == "a single value"
 
 
 def test_unpacking_with_disagreeing_returns_is_not_judged():

@@ -42,7 +42,7 @@ def test_changed_fork_evidence_and_pending_hunk():
     assert (finding.plugin.path, finding.plugin.line) == (FORK_PATH, 1)
     assert (finding.old.path, finding.new.path) == ("host/backend.py", "host/backend.py")
     assert finding.subject == "host.backend" and finding.args["name"] == FORK_PATH
-    assert finding.args["pending"] == "1" and finding.level is Severity.WARNING
+    assert finding.args["pending"] == 1 and finding.level is Severity.WARNING
     assert "-        key_cache, value_cache = kv_cache.unbind(0)" in finding.details
     assert "+        key_cache, value_cache = kv_cache.unbind(1)" in finding.details
 
@@ -52,7 +52,7 @@ def test_fork_already_carrying_the_change_is_info():
     result = scan(LAYOUT, fork=ported)
     expect(result, ["PP0801 info drift", "PP0805 warning drift"])
     finding = only(result, "PP0801")
-    assert finding.level is Severity.INFO and finding.args["pending"] == "0"
+    assert finding.level is Severity.INFO and finding.args["pending"] == 0
 
 
 def test_second_site_reports_the_new_form():

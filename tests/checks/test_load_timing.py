@@ -96,7 +96,7 @@ def test_built_before_evidence():
     result = scan(host, patch("Config", "__init__", "host.config"))
     expect(result, ["PP1101 warning latent"])
     finding = only(result, "PP1101")
-    assert (finding.args["built"], finding.args["loaded"]) == ("6", "7")
+    assert (finding.args["built"], finding.args["loaded"]) == (6, 7)
     assert finding.details[0].startswith("host/core.py:6 (start)")
     assert finding.details[1].startswith("host/core.py:7 (start)")
 

@@ -39,7 +39,7 @@ def test_changed_mirror_evidence_and_diff():
     assert (finding.plugin.path, finding.plugin.line, finding.plugin.unit) == (PATCH, 6, "EnginePatch.step")
     assert (finding.old.path, finding.old.line, finding.new.line) == ("host/engine.py", 12, 12)
     assert finding.subject == "host.engine.Engine.step"
-    assert finding.args["pending"] == "1" and finding.args["hunks"] == "1"
+    assert finding.args["pending"] == 1 and finding.args["hunks"] == 1
     assert finding.details[0].startswith("plugin copy (similarity")
     assert finding.details[1] == "plugin lines added (plug/patch.py): 9-10"
     diff = finding.details[2:]
@@ -52,7 +52,7 @@ def test_already_ported_mirror_is_info():
     result = scan(STEPS, MIRROR.replace("self.steps += 1", "self.steps += len(batch)"))
     expect(result, ["PP1201 info drift"])
     finding = only(result, "PP1201")
-    assert finding.level is Severity.INFO and finding.args["pending"] == "0"
+    assert finding.level is Severity.INFO and finding.args["pending"] == 0
     assert finding.details[4].endswith("already in the plugin copy")
 
 

@@ -43,7 +43,7 @@ def test_caller_evidence():
     result = scan(old, new, MODULE_PATCH)
     expect(result, ["PP0110 error drift"])
     finding = only(result, "PP0110")
-    assert finding.args["name"] == "graph_capture_context" and finding.args["count"] == "1"
+    assert finding.args["name"] == "graph_capture_context" and finding.args["count"] == 1
     assert finding.subject == "host.state.graph_capture" and finding.level.value == "error"
     assert (finding.plugin.path, finding.plugin.unit) == (PATCH, "StatePatch.graph_capture")
     assert finding.details[0].startswith("host/runner.py:5 (run)")
@@ -162,7 +162,7 @@ def test_call_sites_beyond_ten_are_counted_not_listed(count, more):
     result = scan({"host/state.py": STATE_OLD}, new, MODULE_PATCH)
     expect(result, ["PP0111 error drift"])
     finding = only(result, "PP0111")
-    assert finding.args["count"] == str(count) and finding.args["given"] == "2" and finding.args["accepted"] == "1"
+    assert finding.args["count"] == count and finding.args["given"] == 2 and finding.args["accepted"] == 1
     sites = [d for d in finding.details if d.startswith("host/runner.py:")]
     assert len(sites) == 10 and (finding.details[10] if more else None) in (more, None)
     assert (more in finding.details) if more else not any(d.startswith("...") for d in finding.details)

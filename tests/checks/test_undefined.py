@@ -118,4 +118,4 @@ def test_duplicate_methods(body, expected):
     expect(result, expected)
     if not expected[0].startswith("no "):
         finding = only(result, "PP0052")
-        assert finding.plugin.line == 6 and finding.args["line"] == "9"
+        assert finding.plugin.line == 6 and finding.args["line"] == 9

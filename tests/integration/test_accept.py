@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import write_tree
+from harness import cli_trees, scan_argv
 from pinport.cli.main import main
 
 PYPROJECT = """
@@ -24,20 +24,13 @@ OVERRIDE = "from host.runner import Runner\n\nclass Mine(Runner):\n    def step(
 
 @pytest.fixture()
 def trees(tmp_path: Path) -> dict[str, Path]:
-    old, new, plugin = tmp_path / "old", tmp_path / "new", tmp_path / "plugin"
-    write_tree(old, {"host/__init__.py": "", "host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"})
-    write_tree(new, {"host/__init__.py": "",
-                     "host/runner.py": "class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n"})
-    write_tree(plugin, {"pyproject.toml": PYPROJECT, "plug/__init__.py": "",
-                        "plug/patch.py": OVERRIDE.format(comment=""),
-                        "plug/other.py": OVERRIDE.format(comment="")})
-    return {"old": old, "new": new, "plugin": plugin, "tmp": tmp_path}
+    return cli_trees(tmp_path, {"pyproject.toml": PYPROJECT, "plug/__init__.py": "",
+                                "plug/patch.py": OVERRIDE.format(comment=""),
+                                "plug/other.py": OVERRIDE.format(comment="")})
 
 
 def _scan(trees: dict[str, Path], capsys, *extra: str) -> tuple[int, dict]:
-    code = main(["scan", "--plugin", str(trees["plugin"]), "--old", str(trees["old"]), "--new", str(trees["new"]),
-                 "--cache-dir", str(trees["tmp"] / "cache"), "--no-progress", "--format", "json",
-                 "--fail-on", "warning", *extra])
+    code = main(scan_argv(trees, "--format", "json", "--fail-on", "warning", *extra))
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -75,8 +68,7 @@ def test_inline_comment_for_another_code_suppresses_nothing(trees, capsys):
 def test_text_summary_counts_suppressed(trees, capsys):
     for name in ("patch.py", "other.py"):
         (trees["plugin"] / "plug" / name).write_text(OVERRIDE.format(comment="  # pinport: ignore"), encoding="utf-8")
-    code = main(["scan", "--plugin", str(trees["plugin"]), "--old", str(trees["old"]), "--new", str(trees["new"]),
-                 "--cache-dir", str(trees["tmp"] / "cache"), "--no-progress", "--fail-on", "warning"])
+    code = main(scan_argv(trees, "--fail-on", "warning"))
     out = capsys.readouterr().out
     assert code == 0
     assert "no findings" in out and "2 suppressed (not shown)" in out and "plug/patch.py:4" not in out
@@ -118,8 +110,7 @@ def test_settings_in_pyproject(trees, capsys):
 ])
 def test_bad_settings_are_one_line(trees, capsys, setting, fragment):
     (trees["plugin"] / "pyproject.toml").write_text(PYPROJECT + setting + "\n", encoding="utf-8")
-    code = main(["scan", "--plugin", str(trees["plugin"]), "--old", str(trees["old"]), "--new", str(trees["new"]),
-                 "--cache-dir", str(trees["tmp"] / "cache"), "--no-progress"])
+    code = main(scan_argv(trees))
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("pinport: error:") and fragment in err and err.count("\n") == 1
 
@@ -164,8 +155,7 @@ def test_baseline_with_two_findings_of_one_identity(trees, capsys):
 def test_bad_baseline_is_one_line(trees, capsys, content, fragment):
     baseline = trees["tmp"] / "baseline.json"
     baseline.write_text(content, encoding="utf-8")
-    code = main(["scan", "--plugin", str(trees["plugin"]), "--old", str(trees["old"]), "--new", str(trees["new"]),
-                 "--cache-dir", str(trees["tmp"] / "cache"), "--no-progress", "--baseline", str(baseline)])
+    code = main(scan_argv(trees, "--baseline", str(baseline)))
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("pinport: error:") and fragment in err and err.count("\n") == 1
 

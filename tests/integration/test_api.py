@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import pinport
-from harness import write_tree
+from harness import cli_trees, scan_argv
 from pinport.cli.main import main
 from pinport.errors import PinportError
 from pinport.findings import Severity, Status
@@ -26,20 +26,14 @@ host = "host"
 
 @pytest.fixture()
 def trees(tmp_path: Path) -> dict[str, Path]:
-    old, new, plugin = tmp_path / "old", tmp_path / "new", tmp_path / "plugin"
-    write_tree(old, {"host/__init__.py": "", "host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"})
-    write_tree(new, {"host/__init__.py": "",
-                     "host/runner.py": "class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n"})
-    write_tree(plugin, {"pyproject.toml": PYPROJECT, "plug/__init__.py": "",
-                        "plug/patch.py": "from host.runner import Runner\nfrom host.runner import gone\n\n"
-                                         "class Mine(Runner):\n    def step(self, a):\n        pass\n"})
-    return {"old": old, "new": new, "plugin": plugin, "cache": tmp_path / "cache"}
+    return cli_trees(tmp_path, {"pyproject.toml": PYPROJECT, "plug/__init__.py": "",
+                                "plug/patch.py": "from host.runner import Runner\nfrom host.runner import gone\n\n"
+                                                 "class Mine(Runner):\n    def step(self, a):\n        pass\n"})
 
 
 def test_scan_returns_what_the_cli_reports(trees, capsys):
     result = pinport.scan(trees["plugin"], old=trees["old"], new=trees["new"], cache_dir=trees["cache"])
-    assert main(["scan", "--plugin", str(trees["plugin"]), "--old", str(trees["old"]), "--new", str(trees["new"]),
-                 "--cache-dir", str(trees["cache"]), "--no-progress", "--format", "json"]) == 1
+    assert main(scan_argv(trees, "--format", "json")) == 1
     report = json.loads(capsys.readouterr().out)
     assert [f.fingerprint for f in result.findings] == [f["fingerprint"] for f in report["findings"]]
     moved = next(f for f in result.findings if f.code == "PP0101")
@@ -68,8 +62,7 @@ def test_code_selection_and_baseline(trees, tmp_path, capsys):
                         select=("PP06",))
     assert [f.code for f in only.findings] == ["PP0601"]
     baseline = tmp_path / "baseline.json"
-    main(["scan", "--plugin", str(trees["plugin"]), "--old", str(trees["old"]), "--new", str(trees["new"]),
-          "--cache-dir", str(trees["cache"]), "--no-progress", "--write-baseline", str(baseline)])
+    main(scan_argv(trees, "--write-baseline", str(baseline)))
     capsys.readouterr()
     accepted = pinport.scan(trees["plugin"], old=trees["old"], new=trees["new"], cache_dir=trees["cache"],
                             baseline=baseline)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import write_tree
+from harness import cli_trees, scan_argv
 from pinport.cli.main import main
 
 PYPROJECT = """
@@ -23,26 +23,16 @@ plugin-package = "plug"
 
 @pytest.fixture()
 def trees(tmp_path: Path) -> dict[str, Path]:
-    old, new, plugin = tmp_path / "old", tmp_path / "new", tmp_path / "plugin"
-    write_tree(old, {"host/__init__.py": "", "host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"})
-    write_tree(new, {"host/__init__.py": "",
-                     "host/runner.py": "class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n"})
-    write_tree(plugin, {
+    return cli_trees(tmp_path, {
         "pyproject.toml": PYPROJECT,
         "plug/__init__.py": "",
         "plug/patch.py": "from host.runner import Runner\n\nclass Mine(Runner):\n    def step(self, a):\n        pass\n",
         "plug/broken.py": "def oops(:\n",
     })
-    return {"old": old, "new": new, "plugin": plugin, "tmp": tmp_path}
-
-
-def _args(trees: dict[str, Path], *extra: str) -> list[str]:
-    return ["scan", "--plugin", str(trees["plugin"]), "--old", str(trees["old"]), "--new", str(trees["new"]),
-            "--cache-dir", str(trees["tmp"] / "cache"), "--no-progress", *extra]
 
 
 def test_text_report_and_exit_code(trees, capsys):
-    assert main(_args(trees)) == 1  # the plugin file that does not parse is an error finding
+    assert main(scan_argv(trees)) == 1  # the plugin file that does not parse is an error finding
     out = capsys.readouterr().out
     assert "PP0101" in out and "plug/patch.py:4" in out
     assert "PP0005" in out and "plug/broken.py" in out  # reported, and the other file still analysed
@@ -51,7 +41,7 @@ def test_text_report_and_exit_code(trees, capsys):
 @pytest.mark.parametrize("fmt", ["json", "sarif", "markdown"])
 def test_formats_to_file(trees, fmt, capsys):
     out_file = trees["tmp"] / f"report.{fmt}"
-    assert main(_args(trees, "--format", fmt, "-o", str(out_file))) == 1
+    assert main(scan_argv(trees, "--format", fmt, "-o", str(out_file))) == 1
     text = out_file.read_text(encoding="utf-8")
     assert "PP0101" in text
     if fmt != "markdown":
@@ -60,7 +50,7 @@ def test_formats_to_file(trees, fmt, capsys):
 
 
 def test_json_carries_evidence(trees, capsys):
-    main(_args(trees, "--format", "json", "--checks", "signatures"))
+    main(scan_argv(trees, "--format", "json", "--checks", "signatures"))
     data = json.loads(capsys.readouterr().out)
     finding = next(f for f in data["findings"] if f["code"] == "PP0101")
     assert finding["plugin"]["path"] == "plug/patch.py" and finding["new"]["path"] == "host/runner.py"
@@ -70,13 +60,13 @@ def test_json_carries_evidence(trees, capsys):
 def test_fail_on(trees, capsys):
     (trees["plugin"] / "plug" / "broken.py").unlink()
     # the subclass finding is capped at warning: exit 0 unless warnings fail too
-    assert main(_args(trees, "--checks", "signatures")) == 0
-    assert main(_args(trees, "--checks", "signatures", "--fail-on", "warning")) == 1
+    assert main(scan_argv(trees, "--checks", "signatures")) == 0
+    assert main(scan_argv(trees, "--checks", "signatures", "--fail-on", "warning")) == 1
 
 
 def test_single_check_command(trees, capsys):
     (trees["plugin"] / "plug" / "broken.py").unlink()
-    args = _args(trees)
+    args = scan_argv(trees)
     args[0] = "signatures"
     assert main(args) == 0
     assert "PP0101" in capsys.readouterr().out
@@ -88,14 +78,14 @@ def test_single_check_command(trees, capsys):
 ])
 def test_bad_input_is_one_line_exit_2(trees, argv, fragment, capsys):
     if argv[1] == "--checks":
-        argv = _args(trees, "--checks", "nope")
+        argv = scan_argv(trees, "--checks", "nope")
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("pinport: error:") and fragment in err and err.count("\n") == 1
 
 
 def test_missing_host_directory(trees, capsys):
-    args = _args(trees)
+    args = scan_argv(trees)
     args[args.index("--new") + 1] = str(trees["tmp"] / "nothing-here")
     assert main(args) == 2
     assert "pinport: error:" in capsys.readouterr().err

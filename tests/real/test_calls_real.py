@@ -47,7 +47,7 @@ def test_helper_needs_a_new_argument_and_returns_one_value(rebase_18_24):
     assert (missing.plugin.path, missing.plugin.line) == ("arctic_inference/vllm/model_runner.py", 510)
     assert missing.status is Status.DRIFT and missing.new.line == 1672
     unpack = find(rebase_18_24, "PP0305", "GPUModelRunner._get_cumsum_and_arange")
-    assert unpack.args["count"] == "2" and unpack.args["returns"] == "a single value"
+    assert unpack.args["count"] == 2 and unpack.args["returns"] == "a single value"
 
 
 def test_kernel_helper_needs_new_arguments_and_moved_to_create_weights(rebase_18_24):
@@ -71,7 +71,7 @@ def test_original_alias_called_with_a_dropped_argument(rebase_18_24):
     # 0.24.0 gpu_model_runner.py:3613: _bookkeeping_sync lost spec_decode_metadata; the plugin's
     # override still calls self._orig_bookkeeping_sync(..., spec_decode_metadata) (6 positional).
     finding = find(rebase_18_24, "PP0303", "GPUModelRunner._bookkeeping_sync")
-    assert (finding.args["given"], finding.args["accepted"]) == ("6", "5")
+    assert (finding.args["given"], finding.args["accepted"]) == (6, 5)
 
 
 def test_weights_loader_dropped_a_keyword(move_26_33):

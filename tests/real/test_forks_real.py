@@ -4,7 +4,6 @@ the KV-cache layout change walked 0.18.0 -> 0.24.0 -> 0.26.0 in the fork and in 
 from __future__ import annotations
 
 import shutil
-import time
 
 import pytest
 
@@ -161,11 +160,10 @@ def test_unchanged_layout_26_33_is_not_reported(real_models):
     assert f"-        {SPLIT}" not in fork.details
 
 
-def test_merge_proposals_for_0_3_0_on_0_33_are_fast(real_models):
+def test_merge_proposals_for_0_3_0_on_0_33_cover_every_copy(real_models):
+    """Every copy gets a status (their speed is bench/merge_counts.py's bar, not a timed test)."""
     models, settings = real_models("0.3.0", "0.26.0", "0.33.0")
-    started = time.perf_counter()
     report = run_port(models, settings, verify=False)  # the merges alone; verification is a re-scan
-    assert time.perf_counter() - started < 5.0
     counts = report.counts()
     assert counts[CLEAN] + counts[CONFLICT] + counts[UNCHANGED] + counts[GONE] == len(report.items)
     assert any(i.copy.plugin.path == FORK and i.status in (CLEAN, CONFLICT) for i in report.items)

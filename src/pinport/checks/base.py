@@ -10,17 +10,27 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from ..config import Settings
 from ..facts import ScanFacts
-from ..findings import Finding, Kind, Location, Severity
+from ..findings import Arg, Finding, Kind, Location, Severity
 from ..model.host import HostView
 from ..model.resolve import Symbol
 from ..plugin.mirrors import Copy, UpstreamChange, change_details, span_lines, span_location
 from ..plugin.model import PluginModel
 from ..plugin.origins import Origin
 from ..plugin.records import Guard
+
+T = TypeVar("T")
+
+
+class Sides(NamedTuple, Generic[T]):
+    """Two values of one thing, at OLD and at NEW (always in that order)."""
+
+    old: T
+    new: T
+
 
 # A guarded use (`if TYPE_CHECKING:`, `try:`, a version test) fails less loudly than a bare one.
 _GUARD_SEVERITY = {Guard.TYPE_CHECKING: Severity.INFO, Guard.TRY: Severity.WARNING, Guard.VERSION: Severity.WARNING}
@@ -51,22 +61,17 @@ class ScanContext:
     def new(self) -> HostView:
         return self.host if self.judging_new else self.other
 
-    def evidence(self, path: str, *, host_sym: Symbol | None = None,
-                 other_sym: Symbol | None = None) -> dict[str, Location | None]:
-        """`old=`/`new=` keyword arguments for a Finding: where `path` is defined in each version."""
-        here = self.host.location(host_sym or self.host.resolve(path))
-        there = self.other.location(other_sym or self.other.resolve(path))
-        return self.sides(here, there)
+    def pair(self, judged: T, other: T) -> Sides[T]:
+        """The same thing about the judged host and the other one, named by version: the one place
+        that turns "judged / other" into OLD / NEW (a check names its evidence `.old` and `.new`)."""
+        return Sides(other, judged) if self.judging_new else Sides(judged, other)
 
-    def old_new(self, here: object, there: object) -> tuple:
-        """(OLD's, NEW's) of two things about the judged host (`here`) and the other one (`there`): the
-        one place that turns judged/other into OLD/NEW."""
-        return (there, here) if self.judging_new else (here, there)
-
-    def sides(self, here: Location | None, there: Location | None) -> dict[str, Location | None]:
-        """`old=`/`new=` keyword arguments for a Finding from evidence in the judged and the other host."""
-        old, new = self.old_new(here, there)
-        return {"old": old, "new": new}
+    def evidence(self, path: str, *, judged: Symbol | None = None,
+                 other: Symbol | None = None) -> dict[str, Location | None]:
+        """`old=`/`new=` keyword arguments for a Finding: where `path` is defined in each version
+        (`judged`/`other`: a symbol a check already found there instead)."""
+        syms = self.pair(judged or self.host.resolve(path), other or self.other.resolve(path))
+        return {"old": self.old.location(syms.old), "new": self.new.location(syms.new)}
 
     def plugin_site(self, module: str, unit: str, node: ast.AST) -> Location:
         """The plugin location of an AST node in `module`, inside plugin unit `unit`, with its line's text."""
@@ -74,13 +79,13 @@ class ScanContext:
 
 
 # -- findings shared by the checks of copies (forks, mirrors) ------------------------------------
-def copy_change_finding(kind: Kind, ctx: ScanContext, copy: Copy, change: UpstreamChange, args: dict[str, str],
+def copy_change_finding(kind: Kind, ctx: ScanContext, copy: Copy, change: UpstreamChange, args: dict[str, Arg],
                    suggestion: str) -> Finding:
     """The finding for a copy whose upstream changed: warning while hunks are pending, else info."""
     pending = len(change.pending)
     site = Location(copy.plugin.path, copy.plugin.start, 0, copy.unit,
                     next((x.strip() for x in span_lines(ctx.plugin.index, copy.plugin) if x.strip()), ""))
-    return Finding(kind, {**args, "label": ctx.new.label, "pending": str(pending), "hunks": str(len(change.hunks))},
+    return Finding(kind, {**args, "label": ctx.new.label, "pending": pending, "hunks": len(change.hunks)},
                    site, old=span_location(ctx.old.index, copy.old, copy.subject),
                    new=span_location(ctx.new.index, copy.new, copy.subject), subject=copy.subject,
                    suggestion=suggestion if pending else "nothing to port: the plugin copy already has every hunk",
@@ -89,7 +94,7 @@ def copy_change_finding(kind: Kind, ctx: ScanContext, copy: Copy, change: Upstre
                    extra={"pending_hunks": [h.header for h in change.pending], "score": copy.score})
 
 
-def copy_lag_finding(kind: Kind, ctx: ScanContext, copy: Copy, origin: Origin, args: dict[str, str]) -> Finding:
+def copy_lag_finding(kind: Kind, ctx: ScanContext, copy: Copy, origin: Origin, args: dict[str, Arg]) -> Finding:
     """A copy made from a release before OLD that lacks upstream changes made since (latent: it holds
     on OLD already). Evidence: the counterpart at OLD and NEW; the release it matches best and the
     upstream diff from there to OLD, each hunk marked as in the copy or not."""
@@ -100,8 +105,8 @@ def copy_lag_finding(kind: Kind, ctx: ScanContext, copy: Copy, origin: Origin, a
     details = (f"{described}; similarity {origin.score:.3f} to {origin.release}, {origin.old_score:.3f} to "
                f"{ctx.old.label}", f"upstream changes from {origin.release} to {ctx.old.label} (the merge base "
                f"`pinport port` uses is {origin.release}):", *origin.missed.diff_lines())
-    return Finding(kind, {**args, "origin": described, "pending": str(len(origin.missed.pending)),
-                          "hunks": str(len(origin.missed.hunks))}, site,
+    return Finding(kind, {**args, "origin": described, "pending": len(origin.missed.pending),
+                          "hunks": len(origin.missed.hunks)}, site,
                    old=span_location(ctx.old.index, copy.old, copy.subject),
                    new=span_location(ctx.new.index, copy.new, copy.subject), subject=copy.subject,
                    suggestion=f"port the upstream changes made since {origin.release} (`pinport port` merges "
@@ -120,7 +125,7 @@ def lagging_copies(ctx: ScanContext, kind: str) -> Iterator[tuple[Copy, Origin]]
             yield copy, origin
 
 
-def vanished_finding(kind: Kind, ctx: ScanContext, args: dict[str, str], site: Location, owner: str, name: str,
+def vanished_finding(kind: Kind, ctx: ScanContext, args: dict[str, Arg], site: Location, owner: str, name: str,
                      before: Symbol, rename: str, suggestion: str) -> Finding:
     """The finding for a `self.X` read that NEW's `owner` no longer defines: OLD's member, NEW's rename."""
     renamed = ctx.new.resolve(f"{owner}.{rename}") if rename else None

@@ -164,7 +164,7 @@ class BypassCheck:
         return Finding(kind, args, site, subject=cand.cls.path,
                        old=old_sel[0].site if old_sel else ctx.old.location(old_cand) if not is_new else None,
                        new=new_sel[0].site if new_sel else ctx.new.location(cand.cls), severity=severity,
-                       details=tuple(details),
+                       details=tuple(details), extra={"flags": sorted({v for s in new_sel for v in s.env_vars | s.flags})},
                        suggestion="force the patched implementation (as the selection allows) or port the patches "
                                   f"to `{cand.cls.path.rpartition('.')[2]}` in `{cand.cls.module}`")
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from ..findings import Finding, Kind, Location, Severity
+from ..findings import Arg, Finding, Kind, Location, Severity
 from ..model.binding import (
     BOUND,
     CALL,
@@ -283,25 +283,27 @@ class CallsCheck:
             if arity is not None and arity != unpack:
                 returns = "a single value" if arity == 1 else f"{arity} values"
                 yield self._finding(shared, UNPACK_ARITY, callee, subject, site, other_sym, params, other_params,
-                                    {"name": "", "count": str(unpack), "returns": returns},
+                                    {"name": "", "count": unpack, "returns": returns},
                                     "unpack what the new version returns (see its `return` statements)", changed)
 
     def _finding(self, shared: _Context, kind: Kind, callee: Callee, subject: str, site: Location,
                  other_sym: Symbol | None, params: tuple[Param, ...], other_params: tuple[Param, ...] | None,
-                 args: dict[str, str], suggestion: str, changed: bool) -> Finding:
+                 args: dict[str, Arg], suggestion: str, changed: bool) -> Finding:
         ctx = shared.ctx
         short = subject.rpartition(".")[2] if callee.mode != CONSTRUCT else callee.sym.path.rpartition(".")[2]
         details: list[str] = []
         sites: tuple[Location, ...] = ()
+        syms, sigs = ctx.pair(callee.sym, other_sym), ctx.pair(params, other_params)
         if changed:
-            details.extend(ctx.old_new(f"{ctx.host.label}: {render_params(short, params)}",
-                                       f"{ctx.other.label}: {render_params(short, other_params)}"))
+            details += [f"{ctx.old.label}: {render_params(short, sigs.old)}",
+                        f"{ctx.new.label}: {render_params(short, sigs.new)}"]
             if ctx.judging_new:
                 sites = self._upstream_sites(shared, callee)
                 details.extend(f"upstream calls it at {s.cited()}" for s in sites)
-        evidence = _evidence(ctx, callee.sym, other_sym, params, other_params, short)
         return Finding(kind, {"callee": subject, "label": ctx.host.label, **args}, site, subject=subject,
-                       suggestion=suggestion, details=tuple(details), sites=sites, **evidence)
+                       suggestion=suggestion, details=tuple(details), sites=sites,
+                       old=_defined_at(ctx.old, syms.old, sigs.old, short),
+                       new=_defined_at(ctx.new, syms.new, sigs.new, short))
 
     @staticmethod
     def _upstream_sites(shared: _Context, callee: Callee) -> tuple[Location, ...]:
@@ -422,19 +424,17 @@ def _shape(params: tuple[Param, ...]) -> tuple[tuple[str, int, bool], ...]:
     return tuple((p.name, int(p.kind), p.default is None) for p in params)
 
 
-def _problem_args(problem: BindProblem) -> dict[str, str]:
-    return {"name": problem.name, "given": str(problem.given), "accepted": str(problem.accepted)}
+def _problem_args(problem: BindProblem) -> dict[str, Arg]:
+    return {"name": problem.name, "given": problem.given, "accepted": problem.accepted}
 
 
-def _evidence(ctx: ScanContext, sym: Symbol, other_sym: Symbol | None, params: tuple[Param, ...],
-              other_params: tuple[Param, ...] | None, short: str) -> dict[str, Location | None]:
-    def loc(view: HostView, s: Symbol | None, p: tuple[Param, ...] | None) -> Location | None:
-        if s is None:
-            return None
-        if s.kind == CLASS:  # cite the `__init__` that defines the signature, when there is one
-            init = view.resolver.class_member(s, "__init__")
-            if init is not None and init.kind == METHOD and init.module:
-                return view.location(init, snippet=f"def __init__ of {render_params(short, p)}")
-            return view.location(s, snippet=f"class {render_params(short, p)}")
-        return view.location(s, snippet=f"def {render_params(short, p)}")
-    return ctx.sides(loc(ctx.host, sym, params), loc(ctx.other, other_sym, other_params))
+def _defined_at(view: HostView, sym: Symbol | None, params: tuple[Param, ...] | None, short: str) -> Location | None:
+    """Where one version defines the callee, with the signature the call binds against as its snippet."""
+    if sym is None:
+        return None
+    if sym.kind == CLASS:  # cite the `__init__` that defines the signature, when there is one
+        init = view.resolver.class_member(sym, "__init__")
+        if init is not None and init.kind == METHOD and init.module:
+            return view.location(init, snippet=f"def __init__ of {render_params(short, params)}")
+        return view.location(sym, snippet=f"class {render_params(short, params)}")
+    return view.location(sym, snippet=f"def {render_params(short, params)}")

@@ -68,7 +68,7 @@ class HostKindsCheck:
                           ctx.plugin_site(module, unit, node), subject=path,
                           suggestion=f"test against `{made.path}`, the class the factory returns" if made else
                           "test against the class the factory returns",
-                          **ctx.evidence(path, host_sym=sym))
+                          **ctx.evidence(path, judged=sym))
 
     def _replacements(self, ctx: ScanContext) -> Iterator[Finding]:
         for patch in ctx.plugin.surface.patches:
@@ -82,7 +82,7 @@ class HostKindsCheck:
                 yield Finding(FUNCTION_BECAME_CLASS, {"name": patch.target, "label": ctx.host.label}, patch.site,
                               subject=patch.target, severity=guard_severity(patch.guard),
                               suggestion="patch the class's methods instead of replacing it with a function",
-                              **ctx.evidence(patch.target, host_sym=member))
+                              **ctx.evidence(patch.target, judged=member))
 
     def _env_flags(self, ctx: ScanContext) -> Iterator[Finding]:
         modules = ctx.host.env_modules
@@ -101,10 +101,11 @@ class HostKindsCheck:
                 subject = f"{module}.{flag}"
                 other = ctx.other.index.modules.get(module)
                 there = ctx.other.location(Symbol(ATTRIBUTE, subject, module, ctx.other.env_flag_line(module, flag)))
+                defined = ctx.pair(None, there if other else None)  # the judged version lacks it
                 yield Finding(ENV_FLAG_REMOVED, {"name": flag, "module": module, "label": ctx.host.label}, use.site,
                               subject=subject, severity=guard_severity(use.guard),
                               suggestion=f"find what replaced `{flag}` in {ctx.host.label} (a config field?)",
-                              **ctx.sides(None, there if other else None))
+                              old=defined.old, new=defined.new)
 
     def _env_sets(self, ctx: ScanContext, facts: PluginUses) -> Iterator[Finding]:
         prefix = ctx.settings.host.upper() + "_"
@@ -139,7 +140,7 @@ class HostKindsCheck:
                               severity=Severity.WARNING if is_get else None,
                               details=("read with .get(): silently None",) if is_get else (),
                               suggestion=f"read what {ctx.host.label} puts in the dict instead",
-                              **ctx.evidence(subject, host_sym=here, other_sym=found))
+                              **ctx.evidence(subject, judged=here, other=found))
 
 
 __all__ = ["KINDS", "HostKindsCheck"]

@@ -113,11 +113,11 @@ class ImportsCheck:
             args["where"] = where.path
             suggestion = f"import `{name}` from `{where.module}`" + (
                 f" (also defined in {', '.join(m.module for m in moved[1:4])})" if len(moved) > 1 else "")
-            return NAME_MOVED, args, ctx.evidence(path, host_sym=where), suggestion
+            return NAME_MOVED, args, ctx.evidence(path, judged=where), suggestion
         renamed = self._renamed(ctx, module, name)
         if renamed:
             args["candidate"] = renamed.path.rpartition(".")[2]
-            return (NAME_RENAMED, args, ctx.evidence(path, host_sym=renamed),
+            return (NAME_RENAMED, args, ctx.evidence(path, judged=renamed),
                     f"use `{renamed.path}` (check that it does the same job)")
         suggestion = self._alternatives(ctx, module, name) or f"re-derive the use of `{name}` against {host.label}"
         return NAME_REMOVED, args, ctx.evidence(path), suggestion
@@ -130,7 +130,7 @@ class ImportsCheck:
         if same_leaf:
             suggestion = f"the module may have moved to `{same_leaf[0]}`" + (
                 f" (or {', '.join(same_leaf[1:3])})" if len(same_leaf) > 1 else "")
-            evidence = ctx.evidence(module, host_sym=Symbol(MODULE, same_leaf[0], same_leaf[0], 1))
+            evidence = ctx.evidence(module, judged=Symbol(MODULE, same_leaf[0], same_leaf[0], 1))
         else:
             parent = module
             while parent and host.resolve(parent) is None:
@@ -159,20 +159,20 @@ class ImportsCheck:
         return sorted(found, key=lambda s: (s.path.count("._"), s.path.count("."), s.path))
 
     def _renamed(self, ctx: ScanContext, module: str, name: str) -> Symbol | None:
-        """A definition NEW has at the old place (and OLD lacked) that resembles OLD's `name`."""
-        old = ctx.other.resolve(f"{module}.{name}")
+        """A definition NEW has at the gone place (and OLD lacked) that resembles OLD's `name`."""
+        gone = ctx.other.resolve(f"{module}.{name}")
         here = ctx.host.index.modules.get(module)
         there = ctx.other.index.modules.get(module)
-        if old is None or here is None or old.kind not in (FUNCTION, CLASS):
+        if gone is None or here is None or gone.kind not in (FUNCTION, CLASS):
             return None
         best, best_score = None, 0.0
         for cand in here.bindings:
             if there is not None and cand in there.bindings:
                 continue  # existed before too: not a rename of `name`
             sym = ctx.host.resolve(f"{module}.{cand}")
-            if sym is None or sym.kind != old.kind:
+            if sym is None or sym.kind != gone.kind:
                 continue
-            score = 0.4 * difflib.SequenceMatcher(None, name, cand).ratio() + 0.6 * _shape_similarity(old, sym)
+            score = 0.4 * difflib.SequenceMatcher(None, name, cand).ratio() + 0.6 * _shape_similarity(gone, sym)
             if score > best_score:
                 best, best_score = sym, score
         return best if best_score >= 0.55 else None
@@ -212,9 +212,9 @@ def _replacement_flags(ctx: ScanContext, module: str, name: str) -> list[str]:
     """
     wanted = _tokens(name)
     read_by_old: set[str] = set()
-    old = ctx.other.resolve(f"{module}.{name}")
-    if old is not None and old.kind == FUNCTION and isinstance(old.obj, FunctionInfo):
-        node = ctx.other.function_node(old)
+    gone = ctx.other.resolve(f"{module}.{name}")  # the definition the judged version no longer has
+    if gone is not None and gone.kind == FUNCTION and isinstance(gone.obj, FunctionInfo):
+        node = ctx.other.function_node(gone)
         if node is not None:
             read_by_old = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id.isupper()}
     if not wanted and not read_by_old:

@@ -137,10 +137,12 @@ class AttributesCheck:
                        ctx.plugin_site(unit.module, unit.qualname, nodes[0]), subject=subject, details=tuple(details),
                        suggestion=f"set `self.{attr}` in the plugin (e.g. in the `__init__` patch) or re-derive it "
                                   f"from what {ctx.host.label} uses instead",
-                       **ctx.evidence(subject, host_sym=owner, other_sym=found))
+                       **ctx.evidence(subject, judged=owner, other=found))
 
     def _type_change(self, ctx: ScanContext, unit: HostMethod, attr: str, members: dict[str, ast.Attribute],
                      sym_here: Symbol, sym_there: Symbol) -> Finding | None:
+        """Judged on NEW only (a change OLD -> NEW): the judged side is NEW, the other OLD."""
+        assert ctx.judging_new
         exprs_here, type_here = _assignments(ctx.host, sym_here, ctx.settings.plain_values)
         exprs_there, type_there = _assignments(ctx.other, sym_there, ctx.settings.plain_values)
         heads_here = {_head(e) for e in exprs_here} - {"None", ""}
@@ -161,10 +163,10 @@ class AttributesCheck:
                 "members": ", .".join(gone or used),
                 "old_type": type_there.path.rpartition(".")[2] if type_there else "?"}
         subject = f"{unit.owners[0]}.{attr}"
-        details = tuple(f"{view.label}: self.{attr} = {e}" for view, es in ((ctx.other, exprs_there),
-                                                                          (ctx.host, exprs_here)) for e in es[:3])
+        details = tuple(f"{view.label}: self.{attr} = {e}" for view, es in ((ctx.old, exprs_there),
+                                                                          (ctx.new, exprs_here)) for e in es[:3])
         return Finding(kind, args, ctx.plugin_site(unit.module, unit.qualname, node), subject=subject,
-                       details=details, old=ctx.other.location(sym_there), new=ctx.host.location(sym_here),
+                       details=details, old=ctx.old.location(sym_there), new=ctx.new.location(sym_here),
                        suggestion=f"adapt the uses of `self.{attr}` to what {ctx.host.label} assigns")
 
     def _typed_reads(self, ctx: ScanContext, loose: frozenset[str]) -> Iterator[Finding]:
@@ -205,7 +207,7 @@ class AttributesCheck:
                                                "label": ctx.host.label},
                        ctx.plugin_site(module, qual, node), subject=subject,
                        suggestion=f"find what {ctx.host.label} `{cls_path.rpartition('.')[2]}` offers instead of "
-                                  f"`{node.attr}`", **ctx.evidence(subject, host_sym=here, other_sym=found))
+                                  f"`{node.attr}`", **ctx.evidence(subject, judged=here, other=found))
 
 
 __all__ = ["KINDS", "AttributesCheck"]

@@ -101,7 +101,7 @@ class LoadTimingCheck:
                     continue
                 reported.add(target.sym.path)
                 args = {"name": target.sym.path, "function": f"{loader.module}.{loader.qualname}",
-                        "built": str(call.lineno), "loaded": str(loader.line), "label": ctx.host.label,
+                        "built": call.lineno, "loaded": loader.line, "label": ctx.host.label,
                         "members": _members(members)}
                 built = ctx.host.site(loader.module, call.lineno, loader.qualname)
                 loads = ctx.host.site(loader.module, loader.line, loader.qualname)
@@ -194,5 +194,6 @@ def _members(names: Sequence[str]) -> str:
 
 
 def _evidence(ctx: ScanContext, loader: _Loader, line: int) -> dict[str, Location | None]:
-    """The host place on the judged side; the other version's is looked up by the same function."""
-    return ctx.sides(ctx.host.site(loader.module, line, f"{loader.module}.{loader.qualname}"), None)
+    """The loader's line in the judged version; the other version's is not looked up."""
+    sites = ctx.pair(ctx.host.site(loader.module, line, f"{loader.module}.{loader.qualname}"), None)
+    return {"old": sites.old, "new": sites.new}

@@ -92,7 +92,7 @@ class SignaturesCheck:
             if earlier is not None and earlier.kind != EXTERNAL:
                 yield Finding(OVERRIDES_NOTHING, args, site, subject=patch.target,
                               suggestion="find where upstream moved this behaviour and re-target the override",
-                              **ctx.evidence(patch.target, other_sym=other_base))
+                              **ctx.evidence(patch.target, other=other_base))
             elif patch.kind is not PatchKind.OVERRIDE:
                 yield Finding(MEMBER_ADDED, args, site, subject=patch.target, **ctx.evidence(patch.target))
             return
@@ -101,7 +101,7 @@ class SignaturesCheck:
             args = {"name": patch.name, "base": base.path, "label": label}
             yield Finding(MEMBER_COLLISION, args, site, subject=patch.target,
                           suggestion="decide whether the plugin's member should now replace or wrap upstream's",
-                          **ctx.evidence(patch.target, host_sym=base))
+                          **ctx.evidence(patch.target, judged=base))
         if base.kind not in (FUNCTION, METHOD) or not isinstance(base.obj, FunctionInfo):
             return
         base, other_base = self._forwarded(ctx, patch, base), other_base and self._forwarded(ctx, patch, other_base, True)
@@ -224,7 +224,8 @@ class SignaturesCheck:
 
     @staticmethod
     def _evidence(ctx: ScanContext, patch: Patch, base: Symbol, other_base: Symbol | None) -> dict[str, Location | None]:
-        return ctx.sides(ctx.host.def_location(base), ctx.other.def_location(other_base))
+        bases = ctx.pair(base, other_base)
+        return {"old": ctx.old.def_location(bases.old), "new": ctx.new.def_location(bases.new)}
 
     @staticmethod
     def _uses(ctx: ScanContext, patch: Patch, name: str) -> bool:

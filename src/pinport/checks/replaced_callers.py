@@ -76,14 +76,14 @@ class ReplacedCallersCheck:
         assert isinstance(base.obj, FunctionInfo)
         details.append(f"{ctx.host.label}: def {base.obj.name}{base.obj.signature.render()}")
         details.append(f"plugin: def {render_params(patch.name, repl)} (as callers see it)")
-        args = {"name": name, "base": patch.target, "label": ctx.host.label, "count": str(len(sites)),
-                "given": str(max(s[1] for s in sites)), "accepted": str(sites[0][2])}
+        args = {"name": name, "base": patch.target, "label": ctx.host.label, "count": len(sites),
+                "given": max(s[1] for s in sites), "accepted": sites[0][2]}
         return Finding(kind, args, patch.site, subject=patch.target,
                        suggestion=_SUGGEST[kind_key].format(name=name), details=tuple(details), sites=where,
                        **_evidence(ctx, patch, base))
 
 
 def _evidence(ctx: ScanContext, patch: Patch, base: Symbol) -> dict[str, Location | None]:
-    _, other = ctx.other.replaced_member(patch.owner, patch.name)
-
-    return ctx.sides(ctx.host.def_location(base), ctx.other.def_location(other))
+    """The replaced member's definition in each version (the judged one is `base`)."""
+    bases = ctx.pair(base, ctx.other.replaced_member(patch.owner, patch.name)[1])
+    return {"old": ctx.old.def_location(bases.old), "new": ctx.new.def_location(bases.new)}

@@ -229,7 +229,7 @@ class UndefinedCheck:
         """Neither the plugin nor, in either host version, an owner's MRO or subclasses define `name`."""
         if name in _plugin_names(ctx.facts) or (name.startswith("__") and name.endswith("__")):
             return False
-        for view in (ctx.host, ctx.other):
+        for view in (ctx.old, ctx.new):
             for path in owners:
                 sym = view.resolve(path)
                 if sym is None or sym.kind != CLASS or host_defines(view, sym, name):
@@ -296,7 +296,7 @@ class UndefinedCheck:
                     if not later or line not in {n.lineno for n in direct.get(name, ())}:
                         continue  # one of them sits in an if/try branch: a deliberate alternative
                     site = ctx.facts.plugin_line(module, line, f"{qual}.{name}")
-                    yield Finding(DUPLICATE_METHOD, {"name": name, "cls": qual, "line": str(later[0])}, site,
+                    yield Finding(DUPLICATE_METHOD, {"name": name, "cls": qual, "line": later[0]}, site,
                                   subject=f"{module}.{qual}.{name}",
                                   details=(f"redefined at line {later[0]}",),
                                   suggestion="merge the two definitions or delete the dead one")

@@ -110,9 +110,10 @@ def join(static: Sequence[Finding], dynamic: Sequence[Finding]) -> tuple[list[Fi
         matches = [i for i, s in enumerate(static) if s.level is not Severity.INFO and _same_place(s, d)]
         for i in matches:
             confirmed.setdefault(i, []).append(d)
-        prediction = ("; predicted by " + ", ".join(sorted({static[i].code for i in matches}))) if matches \
-            else NOT_PREDICTED
-        joined_dynamic.append(replace(d, args={**d.args, "prediction": prediction}))
+        codes = sorted({static[i].code for i in matches})
+        prediction = ("; predicted by " + ", ".join(codes)) if matches else NOT_PREDICTED
+        joined_dynamic.append(replace(d, args={**d.args, "prediction": prediction},
+                                      extra={**d.extra, "predicted_by": codes}))
     joined_static = []
     for i, s in enumerate(static):
         if i in confirmed:

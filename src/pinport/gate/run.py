@@ -188,13 +188,14 @@ def _selection_jobs(static: ScanResult | None, host: str) -> list[dict]:
     """The selection sites the bypass check found at NEW, to evaluate against the environment."""
     if static is None:
         return []
-    flag = re.compile(rf"\b{re.escape(host.upper())}_[A-Z0-9_]+\b")
+    prefix = f"{host.upper()}_"
     jobs = []
     for f in static.findings:
         if f.kind.check != "bypass" or f.new is None or not f.new.path.endswith(".py"):
             continue
         module = f.new.path[:-3].replace("/", ".").removesuffix(".__init__")
-        variables = sorted(set(flag.findall(" ".join(f.details))))
+        # the host's flags NEW's switch reads (the bypass check's data, not its wording)
+        variables = [v for v in f.extra.get("flags", ()) if v.startswith(prefix)]  # type: ignore[attr-defined]
         jobs.append({"id": len(jobs), "module": module, "path": f.new.path, "line": f.new.line,
                      "candidate": f.subject, "target": f.args.get("name", ""), "env_vars": variables})
     return jobs
@@ -463,7 +464,7 @@ def _error_line(text: str, path: str) -> int:
 
 def _join_step(joined_static: list[Finding], joined_dynamic: list[Finding]) -> GateStep:
     confirmed = [f for f in joined_static if f.status is Status.CONFIRMED]
-    unpredicted = [f for f in joined_dynamic if f.args.get("prediction", "").startswith("; no static")]
+    unpredicted = [f for f in joined_dynamic if "predicted_by" in f.extra and not f.extra["predicted_by"]]
     breaks = [f for f in joined_dynamic if "prediction" in f.args]
     evidence = tuple(f"confirmed {f.code} {f.plugin}: {f.message}" for f in confirmed)
     evidence += tuple(f"not predicted: {f.code} {f.plugin}: {f.message}" for f in unpredicted)

@@ -413,7 +413,7 @@ def summarize(source: bytes | str, module: str, is_package: bool) -> ModuleSumma
         tree = _parse(text)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", 0) or 0
-        return ModuleSummary(syntax_error=f"line {line}: {getattr(exc, 'msg', str(exc))}")
+        return ModuleSummary(syntax_error=f"line {line}: {getattr(exc, 'msg', str(exc))}", error_line=line)
     except (RecursionError, MemoryError) as exc:
         return ModuleSummary(syntax_error=f"nested too deeply for Python's parser ({type(exc).__name__})")
     try:

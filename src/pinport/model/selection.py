@@ -29,6 +29,7 @@ class Selection:
     site: Location
     reads: set[tuple[str, ...]] = field(default_factory=set)  # normalised, line-free: compared OLD vs NEW
     env_vars: set[str] = field(default_factory=set)
+    flags: set[str] = field(default_factory=set)  # upper-case names the test reads (flags, constants)
     lines: list[str] = field(default_factory=list)
 
 
@@ -236,6 +237,9 @@ def _reads(view: HostView, mod: str, expr: ast.AST, cls: ast.ClassDef | None, fn
     """Environment variables, `self.X` assignments and config members an expression reads, into `sel`."""
     envs = set(view.env_modules)
     for node in ast.walk(expr):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+        if name.isupper():
+            sel.flags.add(name)
         text = chain(node) if isinstance(node, ast.Attribute) else ""
         if isinstance(node, ast.Call) and chain(node.func) in ("os.getenv", "os.environ.get") and node.args and \
                 isinstance(node.args[0], ast.Constant):
@@ -292,6 +296,7 @@ def _config(view: HostView, mod: str, head: str, member: str, fn: ast.AST | None
         for flag in sorted(flags):
             _env(view, flag, sel)
         consts = sorted(set(_CONSTANT.findall(text)) - flags)
+        sel.flags.update(flags, consts)
         sel.reads.add(("config", label, "property", *calls))
         sel.lines.append(f"{view.label}: config `{label}` is a property ({where}) reading "
                          f"{', '.join(sorted(flags) + consts + [f'self.{c}()' for c in calls]) or 'nothing'}")

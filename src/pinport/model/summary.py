@@ -179,6 +179,7 @@ class ModuleSummary:
     lazy_exports: dict[str, str] = field(default_factory=dict)  # name -> target path ("" = unknown)
     has_getattr: bool = False
     syntax_error: str = ""  # "line N: message" when the file does not parse
+    error_line: int = 0  # the line the parser stopped at (0: not a line, e.g. too big or too deep)
     line_count: int = 0
 
     def defines(self, name: str) -> bool:
