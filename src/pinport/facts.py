@@ -20,6 +20,7 @@ from .config import Settings
 from .findings import Location
 from .model.host import HostView
 from .model.index import IndexCache
+from .model.inference import Inference
 from .model.resolve import CLASS, EXTERNAL, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
@@ -28,6 +29,7 @@ from .plugin.forks import Copies, find_copies, find_copy_sources
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
 from .plugin.records import Patch
+from .plugin.typed import HostCall, PluginTyping, host_calls
 from .plugin.uses import (
     HostMethod,
     PluginUses,
@@ -195,6 +197,23 @@ class ScanFacts:
         if not self.history:
             return {}
         return copy_origins(self.copies.copies, self.plugin.index, self.old.index, self.history, self.index_cache)
+
+    def plugin_typing(self, view: HostView) -> PluginTyping:
+        """How plugin code is typed against `view`: `self`, plugin-provided members, assigned attributes."""
+        return self.keep(("typing", id(view)), lambda: PluginTyping(self.plugin, view.resolver, self.plugin_resolver))
+
+    def plugin_inference(self, view: HostView, module: str, unit: Unit) -> Inference:
+        """Host types of the expressions in one plugin unit against `view` (see `plugin.typed`)."""
+        key = ("inference", id(view), module, unit.qualname, getattr(unit.body[0], "lineno", 0) if unit.body else 0)
+        return self.keep(key, lambda: self.plugin_typing(view).inference(module, unit,
+                                                                         self.plugin_unit_walk(module, unit)))
+
+    def host_calls(self, view: HostView) -> list[HostCall]:
+        """Every plugin call that reaches a host callable in `view` (the call-judging checks share it)."""
+        def build() -> list[HostCall]:
+            units = [(m, u, self.plugin_unit_walk(m, u)) for m in self.plugin.modules for u in self.plugin_units(m)]
+            return host_calls(self.plugin_typing(view), units, lambda m, u: self.plugin_inference(view, m, u))
+        return self.keep(("host-calls", id(view)), build)
 
     def forwarded_name(self, view: HostView, base: Symbol) -> str:
         """The member a host passthrough method hands everything to (`def forward_oot(self, *args,

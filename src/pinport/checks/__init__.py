@@ -6,8 +6,12 @@
 | signatures   | override_signature.py    | #1, #2        |
 | aliases      | aliases.py               | aliases, patch targets, deletions |
 | calls        | call_binding.py          | #3, #7        |
+| defaults     | call_defaults.py         | #7 defaults the plugin's calls rely on |
+| factories    | factories.py             | #7 keywords forwarded to constructors |
+| values       | closed_values.py         | #7 strings in a host's closed sets |
 | callers      | replaced_callers.py      | #1 host callers of replaced members |
 | attributes   | instance_attributes.py   | #9            |
+| chains       | attribute_chains.py      | #9 typed attribute chains |
 | bypass       | bypass.py                | #10           |
 | undefined    | undefined.py             | config-gated gaps, duplicate methods |
 | host-kinds   | host_kinds.py            | #6 kind changes, env flags, TypedDict keys |
@@ -24,10 +28,14 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from .aliases import AliasesCheck
+from .attribute_chains import ChainsCheck
 from .base import Check, ScanContext
 from .bypass import BypassCheck
 from .call_binding import CallsCheck
+from .call_defaults import DefaultsCheck
+from .closed_values import ClosedValuesCheck
 from .copied_lines import CopiedLinesCheck
+from .factories import FactoriesCheck
 from .forks import ForksCheck
 from .host_kinds import HostKindsCheck
 from .imports import ImportsCheck
@@ -39,7 +47,8 @@ from .replaced_callers import ReplacedCallersCheck
 from .undefined import UndefinedCheck
 
 CHECKS: tuple[Check, ...] = (
-    ImportsCheck(), SignaturesCheck(), AliasesCheck(), CallsCheck(), ReplacedCallersCheck(), AttributesCheck(),
+    ImportsCheck(), SignaturesCheck(), AliasesCheck(), CallsCheck(), DefaultsCheck(), FactoriesCheck(),
+    ClosedValuesCheck(), ReplacedCallersCheck(), AttributesCheck(), ChainsCheck(),
     BypassCheck(), UndefinedCheck(), HostKindsCheck(), LoadTimingCheck(), ForksCheck(), CopiedLinesCheck(),
     MirrorsCheck(),
 )

@@ -13,7 +13,6 @@ signature changes between OLD and NEW and the call does not just forward its own
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -74,7 +73,6 @@ _KINDS = {False: {MISSING: CALL_MISSING, UNEXPECTED: CALL_UNEXPECTED, TOO_MANY: 
 _SUGGEST = {MISSING: "pass `{name}` the way upstream does", UNEXPECTED: "drop `{name}=` or pass what replaced it",
             TOO_MANY: "match the positional parameters of the new signature",
             TWICE: "pass `{name}` once, in the position or keyword the new signature expects"}
-_CTOR = re.compile(r"([A-Za-z_][\w.]*)\(")
 _SITES = 5
 _SEARCHED = 40  # modules parsed at most when listing upstream call sites
 
@@ -185,7 +183,7 @@ class CallsCheck:
             return shared.masked(cls, name)
 
         if cls_sym is not None and key not in shared.self_attrs:
-            shared.self_attrs[key] = _self_attrs(ctx, module, unit.cls)
+            shared.self_attrs[key] = ctx.facts.plugin_typing(ctx.host).self_attrs(module, unit.cls)
         inf = Inference(ctx.host.resolver, lookup, masked=masked, self_attrs=shared.self_attrs.get(key),
                         super_mro=ctx.host.resolver.mro(base) if base is not None and target is None else ())
         if unit.node is not None:
@@ -245,7 +243,7 @@ class CallsCheck:
                 kind = CTOR_UNVERIFIED if construct else CALL_UNVERIFIED
                 yield self._finding(shared, kind, callee, subject, site, other_sym, params, other_params,
                                     {"name": ""}, "check the call against the new signature by hand", changed)
-            return
+            problems = []  # the binding is unknown; the unpacking of the result is still judged
         replacement = shared.replacement_binding(callee, call) if problems else ""
         for problem in problems:
             kind = _KINDS[construct][problem.kind]
@@ -356,28 +354,6 @@ def _plugin_members(ctx: ScanContext, module: str, qual: str, seen: set[str]) ->
         mod, _, cls = full.rpartition(".")
         if mod in ctx.plugin.index.modules:
             out |= _plugin_members(ctx, mod, cls, seen)
-    return out
-
-
-def _self_attrs(ctx: ScanContext, module: str, qual: str) -> dict[str, Typed | None]:
-    """Types of the `self.X` the plugin class assigns itself: known only from a host constructor call."""
-    lookup = _plugin_lookup(ctx, module, {})
-    info = _plugin_class(ctx, module, qual)
-    if info is None:
-        return {}
-    out: dict[str, Typed | None] = {}
-    for name, assigned in info.instance_attrs.items():
-        types = set()
-        for a in assigned:
-            m = _CTOR.match(a.expr)
-            head = m.group(1).split(".") if m else None
-            sym = lookup(head[0]) if head else None
-            for part in head[1:] if head else ():
-                sym = ctx.host.resolver.member(sym, part) if sym is not None else None
-            types.add(sym.path if sym is not None and sym.kind == CLASS else None)
-        path = types.pop() if len(types) == 1 else None
-        sym = ctx.host.resolve(path) if path else None
-        out[name] = Typed(sym, True) if sym is not None else None
     return out
 
 

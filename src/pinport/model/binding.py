@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .index import CodeIndex
-from .resolve import EXTERNAL, FUNCTION, Resolver, Symbol
+from .resolve import CLASS, EXTERNAL, FUNCTION, METHOD, Resolver, Symbol
 from .summary import (
     ClassAttr,
     ClassInfo,
@@ -24,6 +24,10 @@ from .summary import (
     has_var_positional,
 )
 from .units import source_lines
+
+if TYPE_CHECKING:
+    from ..findings import Location
+    from .host import HostView
 
 MISSING, UNEXPECTED, TOO_MANY, TWICE = "missing", "unexpected", "too-many", "twice"
 CALL, BOUND, UNBOUND, CONSTRUCT = "call", "bound", "unbound", "construct"
@@ -79,6 +83,41 @@ def bind_call(params: Sequence[Param], call: ast.Call) -> list[BindProblem] | No
     if has_unpacking(call):
         return None
     return bind_counts(params, len(call.args), [k.arg for k in call.keywords if k.arg])
+
+
+def bound_names(params: Sequence[Param], call: ast.Call) -> set[str] | None:
+    """The parameters a call gives a value (positionally or by keyword); None when `*`/`**` hide it."""
+    if has_unpacking(call):
+        return None
+    slots = [p.name for p in params if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
+    return set(slots[:len(call.args)]) | {k.arg for k in call.keywords if k.arg}
+
+
+def same_default(old: str, new: str) -> bool | None:
+    """Whether two default texts denote the same expression (formatting aside); None when one does not
+    parse (a multi-line default cut at its first line): unknown, never reported as a change."""
+    try:
+        return ast.dump(ast.parse(_field_value(old), mode="eval")) == ast.dump(
+            ast.parse(_field_value(new), mode="eval"))
+    except SyntaxError:
+        return None
+
+
+def _field_value(text: str) -> str:
+    """A default as the value it gives: `field(default=X)` / `Field(default=X)` / `Field(X)` -> X."""
+    text = text.strip()
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return text
+    if isinstance(node, ast.Call) and (node.func.attr if isinstance(node.func, ast.Attribute) else getattr(
+            node.func, "id", "")) in ("field", "Field"):
+        for kw in node.keywords:
+            if kw.arg == "default":
+                return ast.unparse(kw.value)
+        if node.args:
+            return ast.unparse(node.args[0])
+    return text
 
 
 # -- what a callable accepts --------------------------------------------------------------------
@@ -193,3 +232,29 @@ def render_params(name: str, params: Sequence[Param] | None, limit: int = 240) -
     """`name(a, b=1, *, c)` for evidence lines, cut short for very long signatures."""
     text = f"{name}(?)" if params is None else f"{name}{Signature(tuple(params)).render()}"
     return text if len(text) <= limit else text[:limit - 5] + " ...)"
+
+
+def callee_subject(callee: Callee) -> str:
+    """The callee as the call reaches it (`Cls` for a constructor), stable across moves."""
+    return callee.via.removesuffix(".__init__")
+
+
+def other_callee(other: HostView, callee: Callee) -> tuple[Symbol | None, tuple[Param, ...] | None]:
+    """The same callee in another host version, and the parameters a caller supplies there."""
+    sym = other.resolve(callee_subject(callee))
+    if sym is None or sym.kind != callee.sym.kind:
+        return sym, None
+    return sym, callee_params(other.resolver, callee._replace(sym=sym))
+
+
+def callee_location(view: HostView, sym: Symbol | None, params: Sequence[Param] | None) -> Location | None:
+    """Evidence for a callee: the `__init__` a class's signature comes from, else its definition."""
+    if sym is None:
+        return None
+    short = sym.path.rpartition(".")[2]
+    if sym.kind == CLASS:
+        init = view.resolver.class_member(sym, "__init__")
+        if init is not None and init.kind == METHOD and init.module:
+            return view.location(init, snippet=f"def __init__ of {render_params(short, params)}")
+        return view.location(sym, snippet=f"class {render_params(short, params)}")
+    return view.location(sym, snippet=f"def {render_params(short, params)}")

@@ -105,13 +105,18 @@ def return_arity(index: CodeIndex, sym: Symbol, expected: int | None = None) -> 
         return None
     declared = annotation_arity(ast.unparse(node.returns)) if node.returns is not None else None
     arities: set[int] = set()
+    returns = 0
+    locals_ = _tuple_locals(node)
     for n in _own_nodes(node):
         if isinstance(n, ast.Yield | ast.YieldFrom):
             return None
         if not isinstance(n, ast.Return) or n.value is None or (
                 isinstance(n.value, ast.Constant) and n.value.value is None):
             continue  # `return None` fails any unpacking, on OLD and NEW alike
+        returns += 1
         value = n.value
+        if isinstance(value, ast.Name) and value.id in locals_:
+            value = locals_[value.id]  # `out = (a, b); return out`
         if isinstance(value, ast.Tuple | ast.List):
             if any(isinstance(e, ast.Starred) for e in value.elts):
                 return None
@@ -124,15 +129,51 @@ def return_arity(index: CodeIndex, sym: Symbol, expected: int | None = None) -> 
             arities.add(declared)
         else:
             return None
+    if not returns and declared is not None and _is_stub(node):
+        return declared  # an abstract or interface method: its annotation is the contract
     return arities.pop() if len(arities) == 1 else None
+
+
+def _tuple_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.Tuple | ast.List]:
+    """Locals every assignment of which is a tuple (or list) display of one length: `out = (a, b)`."""
+    found: dict[str, ast.Tuple | ast.List | None] = {}
+    for n in _own_nodes(fn):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+            n, ast.AnnAssign | ast.AugAssign | ast.For | ast.AsyncFor | ast.NamedExpr) else []
+        for t in targets:
+            if not isinstance(t, ast.Name):
+                continue
+            value = getattr(n, "value", None) if isinstance(n, ast.Assign | ast.AnnAssign) else None
+            shaped = value if isinstance(value, ast.Tuple | ast.List) and not any(
+                isinstance(e, ast.Starred) for e in value.elts) else None
+            before = found.get(t.id, shaped) if t.id in found else shaped
+            same = before is not None and shaped is not None and len(before.elts) == len(shaped.elts)
+            found[t.id] = shaped if same else None
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def _is_stub(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A body of only a docstring, `...`, `pass` or `raise NotImplementedError`: an interface."""
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, ast.Pass | ast.Raise):
+            continue
+        return False
+    return True
 
 
 # -- type inference -----------------------------------------------------------------------------
 class Typed(NamedTuple):
-    """What an expression denotes: the symbol itself (a class, module, function) or an instance of a class."""
+    """What an expression denotes: the symbol itself (a class, module, function) or an instance of a class.
+
+    `hidden` names members that are not the host's on this object: an instance of a plugin subclass is
+    typed as its host base, minus what the plugin's classes define (their members resolve to nothing).
+    """
 
     sym: Symbol
     instance: bool = False
+    hidden: frozenset[str] = frozenset()
 
 
 Lookup = Callable[[str], Symbol | None]
@@ -182,6 +223,7 @@ class Inference:
         self.self_attrs = self_attrs or {}
         self.masked = masked or (lambda _cls, _name: False)
         self.super_mro = tuple(super_mro)
+        self._depth = 0  # attribute chains followed through constructor assignments (a cycle guard)
 
     def annotation(self, text: str | None, lookup: Lookup | None = None) -> Typed | None:
         name = annotation_name(text)
@@ -225,7 +267,7 @@ class Inference:
 
     def _member(self, base: Typed, name: str) -> Symbol | None:
         sym = base.sym
-        if sym.kind not in (MODULE, CLASS) or self.masked(sym, name):
+        if sym.kind not in (MODULE, CLASS) or name in base.hidden or self.masked(sym, name):
             return None
         if sym.kind == MODULE:
             return self.resolver.module_attr(sym.path, name)
@@ -258,7 +300,26 @@ class Inference:
         if ctor:
             sym = self.dotted(ctor.group(1), module_lookup(self.resolver, m.module))
             return Typed(sym, True) if sym is not None and sym.kind == CLASS else None
-        return None
+        return self._from_parameter(m)
+
+    def _from_parameter(self, m: Symbol) -> Typed | None:
+        """`self.x = config` or `self.x = config.model_config` in a method whose `config` parameter
+        is annotated with a host class: the annotation, then each attribute along the chain."""
+        assert isinstance(m.obj, InstanceAttr)
+        parts = m.obj.expr.strip().split(".")
+        if not all(p.isidentifier() for p in parts) or len(parts) > 6 or self._depth > 8:
+            return None
+        owner = self.resolver.resolve(m.owner) if m.owner else None
+        fn = owner.obj.methods.get(m.obj.method) if owner is not None and isinstance(owner.obj, ClassInfo) else None
+        param = fn.signature.get(parts[0]) if fn is not None and parts[0] != "self" else None
+        t = self._host_annotation(param.annotation, m.module) if param is not None else None
+        self._depth += 1
+        try:
+            for part in parts[1:]:
+                t = self.attribute(t, part) if t is not None else None
+        finally:
+            self._depth -= 1
+        return t
 
     # -- calls ----------------------------------------------------------------------------------
     def callee(self, func: ast.AST) -> Callee | None:

@@ -23,7 +23,7 @@ from .records import PatchKind
 
 FnNode = ast.FunctionDef | ast.AsyncFunctionDef
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
-_ATTRIBUTE_GUARDS = {"AttributeError", "Exception", "BaseException"}
+ATTRIBUTE_GUARDS = {"AttributeError", "Exception", "BaseException"}
 
 
 def _annotation_text(node: ast.AST | None) -> str:
@@ -235,7 +235,7 @@ class _FactWalker:
             f.self_name = name
 
     def visit_Try(self, node: ast.Try) -> None:
-        guarded = bool(caught_names(node) & _ATTRIBUTE_GUARDS)
+        guarded = bool(caught_names(node) & ATTRIBUTE_GUARDS)
         self.guard += guarded
         for stmt in node.body:
             self.visit(stmt)
