@@ -1,8 +1,13 @@
 """Every conflict explained (#15 part 3): the sides, upstream's change, and a suggestion when one
 side's change is a pure rename, an added argument or added statements."""
 
-from pinport.port import explain_conflicts, port_markdown, run_port
+import json
+
+from pinport.port import explain_conflicts, port_json, port_markdown, render_port, run_port
 from pinport.port.explain import _suggest
+from pinport.report.excerpts import build_html_context
+from pinport.report.html import render_html
+from pinport.scan import scan_models
 from scenarios import DRAINING_ENGINE as ENGINE
 from scenarios import DRAINING_MIRRORS, PATCHING
 from scenarios import DRAINING_SCALED as SCALED
@@ -37,3 +42,16 @@ def test_conflicts_are_explained_in_every_format(load):
     markdown = port_markdown(report)
     assert "## Conflict at `plug/patch.py:20` (EnginePatch.step)" in markdown
     assert "+            value = self.compute(item) * 2" in markdown
+    text = render_port(report)
+    assert "conflict plug/patch.py:20 in EnginePatch.step" in text and "+            value = self.compute(item) * 2" in text
+    assert json.loads(port_json(report))["conflicts"] == [conflict.as_dict()]
+    # and in the HTML report: the three columns of the block, beside the merge proposal
+    result = scan_models(models, settings)
+    html = render_html(result, build_html_context(models, settings, result))
+    block = html[html.index("<div class='conflict-explained' data-line='20' data-kind=''>"):]
+    block = block[:block.index("</div></div>") + len("</div></div>")]
+    assert [h for h in ("<h4>plugin</h4>", "<h4>upstream OLD → NEW</h4>", "<h4>suggested resolution</h4>")
+            if h in block] == ["<h4>plugin</h4>", "<h4>upstream OLD → NEW</h4>", "<h4>suggested resolution</h4>"]
+    assert "<span>            value = self.compute(item) + 1</span>" in block
+    assert "<span class=del>-            value = self.compute(item)</span>" in block
+    assert "<span class=ins>+            value = self.compute(item) * 2</span>" in block

@@ -7,6 +7,7 @@ from pinport.port.refine import (
     Rename,
     find_renames,
     merge_import_names,
+    merge_keywords,
     merge_tokens,
     refine_merge,
     resolved,
@@ -182,3 +183,46 @@ def test_words_of_a_docstring_are_no_rename():
     base = 'def f():\n    """Capture\n    the graph here.\n    """\n    return 1\n'
     theirs = base.replace("    the graph here.", "    some graph here.")
     assert find_renames(base, theirs) == []
+
+
+def test_an_upstream_expression_replacement_reaches_the_plugin_lines():
+    base = ("def run(self, n):\n    splits = 1 if is_invariant() else n\n    log(is_invariant())\n"
+            "    return splits\n")
+    theirs = base.replace("is_invariant()", "envs.INVARIANT")
+    ours = base.replace("    return splits\n", "    extra = 0 if is_invariant( ) else n  # plugin\n    return splits\n")
+    assert find_renames(base, theirs) == [Rename("is_invariant()", "envs.INVARIANT", "")]
+    merged, _, _, renames, refused = merge_copy(ours, base, theirs, LABELS)
+    assert merged.clean and refused == () and [str(r) for r in renames] == ["is_invariant() -> envs.INVARIANT"]
+    assert merged.text == theirs.replace("    return splits\n",
+                                         "    extra = 0 if envs.INVARIANT else n  # plugin\n    return splits\n")
+    # an argument added with it is a change of meaning, not a rename
+    assert find_renames("return supports_fp8()\n", "return supports_kv(dtype)\n") == []
+    assert find_renames(base, base.replace("is_invariant()", "x.is_invariant()")) == []  # not a whole expression
+
+
+def test_a_one_line_import_of_the_plugins_merged_into_a_list_is_not_lost():
+    base = "from m import a\nx = 1\n"
+    ours = "from m import a, plugin_name\nx = 1\n"
+    theirs = "from m import a, b\nx = 2\n"
+    merged, _, _, _, refused = merge_copy(ours, base, theirs, LABELS)
+    assert refused == () and merged.clean
+    assert merged.text == "from m import (\n    a,\n    plugin_name,\n    b,\n)\nx = 2\n"  # after the name it follows
+    # the check still counts an import whose name the merge dropped
+    assert lost_plugin_lines(ours, base, "from m import (\n    a,\n    b,\n)\nx = 2\n") == (
+        "from m import a, plugin_name",)
+
+
+def test_the_keyword_arguments_of_one_call_merge_by_name():
+    base = ("def build(self):\n    m = Meta(\n        a=a,\n        use_c=use_c,\n        p=p,\n        q=q,\n    )\n"
+            "    return m\n")
+    # the plugin took upstream's rename of one argument and added two; upstream also added one, dropped one
+    ours = base.replace("        use_c=use_c,\n", "        n_d=n_d,\n").replace("        q=q,\n",
+                                                                               "        q=q,\n        f1=f1,\n")
+    theirs = base.replace("        use_c=use_c,\n        p=p,\n", "        n_d=n_d,\n        n_e=n_e,\n")
+    merged, line_conflicts, _, _, refused = merge_copy(ours, base, theirs, LABELS)
+    assert line_conflicts == 1 and merged.clean and refused == ()
+    assert merged.text == ("def build(self):\n    m = Meta(\n        a=a,\n        n_d=n_d,\n        n_e=n_e,\n"
+                           "        q=q,\n        f1=f1,\n    )\n    return m\n")
+    assert merge_keywords("x = f(1, a=2)", "x = f(1, a=3)", "x = f(1, a=4)") is None  # one argument, changed twice
+    assert merge_keywords("x = f(1, a=2)", "x = f(1, a=3)", "x = f(1, a=2, b=5)") == "x = f(1, a=3, b=5)"
+    assert merge_keywords("x = f(1)", "x = g(1, a=3)", "x = f(1, b=5)") is None  # another callee

@@ -16,7 +16,16 @@ from ..plugin.mirrors import Copy, span_lines
 from ..plugin.origins import Origin
 from ..plugin.similarity import LineDelta, line_delta
 from .merge import MergeResult, conflict_lines, is_marker, merge3
-from .refine import Refined, Rename, apply_renames, find_renames, is_reflow, refine_merge
+from .refine import (
+    Refined,
+    Rename,
+    apply_renames,
+    find_renames,
+    imported_names,
+    is_reflow,
+    refine_merge,
+    resolved,
+)
 
 UNCHANGED, CLEAN, CONFLICT, GONE = "unchanged", "clean", "conflict", "gone"
 UNVERIFIED = "unverified"
@@ -148,10 +157,17 @@ def lost_plugin_lines(ours: str, base: str, merged: str, renames: tuple[Rename, 
     rewritten = rewritten or {}
     layout_only = {x.strip() for mine, old in reflowed if mine in ours and is_reflow(mine, old)
                    for x in mine.splitlines()}
+    imports: set[tuple[str, str]] | None = None
     lost = []
     for line in dict.fromkeys(x.strip() for x in ours.splitlines()):
         if not line or line in theirs_base or line in result or line in layout_only:
             continue
+        names = imported_names(line)
+        if names:  # a plugin's import kept when the merge still imports each of its names from there
+            if imports is None:
+                imports = imported_names("\n".join(resolved(merged.splitlines(), 0)))
+            if names <= imports:
+                continue
         if apply_renames(line, renames) in result or rewritten.get(line) in result:
             continue
         lost.append(line)

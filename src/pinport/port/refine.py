@@ -391,7 +391,8 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
 # -- renames -----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Rename:
-    """Upstream spells `old` as `new` everywhere OLD used it (`owner` for `owner.old`, "" for a bare name)."""
+    """Upstream spells `old` as `new` everywhere OLD used it (`owner` for `owner.old`, "" for a bare
+    name); `old` may be a short expression (`is_invariant()` -> `envs.INVARIANT`)."""
 
     old: str
     new: str
@@ -422,25 +423,63 @@ def find_renames(base: str, theirs: str) -> list[Rename]:
     if before is None or after is None:
         return []
     was, now = _names(before), _names(after)
-    return sorted((Rename(old, next(iter(new)), owner) for (old, owner), new in seen.items()
-                   if len(new) == 1 and old in was and old not in now and not new & was and new <= now),
-                  key=lambda r: (r.owner, r.old))
+    old_code, new_code = _code_text(before), _code_text(after)
+    out = []
+    for (old, owner), new in seen.items():
+        if len(new) != 1:
+            continue
+        spelled = next(iter(new))
+        if old.isidentifier():
+            if old in was and old not in now and spelled not in was and spelled in now:
+                out.append(Rename(old, spelled, owner))
+        elif _spells(old_code, old) and not _spells(new_code, old) and not _spells(old_code, spelled):
+            out.append(Rename(old, spelled, owner))  # an expression: gone from NEW, new to it
+    return sorted(out, key=lambda r: (r.owner, r.old))
+
+
+def _code_text(toks: list[Token]) -> str:
+    """Tokens of code (no comments, no strings) joined by spaces, padded: for `_spells`."""
+    return " " + " ".join(t.text for t in toks if t.kind not in (tokenize.COMMENT, tokenize.STRING)) + " "
+
+
+def _spells(code: str, expression: str) -> bool:
+    return f" {' '.join(_expression_tokens(expression))} " in code
+
+
+def _expression_tokens(text: str) -> list[str]:
+    return re.findall(r"\w+|[^\w\s]", text)
+
+
+def _is_expression(toks: Sequence[Token]) -> bool:
+    """A short name-only expression (`f()`, `a.b`, `envs.FLAG`): what a rename of an expression can be."""
+    depth = 0
+    for t in toks:
+        if t.kind == tokenize.NAME:
+            if keyword.iskeyword(t.text):
+                return False
+        elif t.text in "()":
+            depth += 1 if t.text == "(" else -1
+            if depth < 0:
+                return False
+        elif t.text != ".":
+            return False
+    return 2 <= len(toks) <= 6 and depth == 0 and toks[0].kind == tokenize.NAME
 
 
 def _pairs(old: list[str], new: list[str]) -> list[tuple[list[Token], list[Token]]]:
-    """Lines of a replaced run paired with the new line of the same length most like them."""
+    """Lines of a replaced run paired with the new line most like them (of nearly the same length)."""
     out = []
     if len(old) * len(new) > 400:  # a long rewrite: pair lines by position only (renames are local edits)
         pairs = [(tokens(a.strip()), tokens(b.strip())) for a, b in zip(old, new, strict=False)]
-        return [(a, b) for a, b in pairs if a and b and len(a) == len(b)]
+        return [(a, b) for a, b in pairs if a and b and abs(len(a) - len(b)) <= 4]
     theirs = [t for t in (tokens(x.strip()) for x in new) if t]
     for line in old:
         mine = tokens(line.strip())
         if not mine:
             continue
-        same_length = [t for t in theirs if len(t) == len(mine)]
-        best = max(same_length, default=None, key=lambda t: difflib.SequenceMatcher(
-            None, [x.text for x in mine], [x.text for x in t], autojunk=False).ratio())
+        near = [t for t in theirs if abs(len(t) - len(mine)) <= 4]
+        best = max(near, default=None, key=lambda t: (len(t) == len(mine), difflib.SequenceMatcher(
+            None, [x.text for x in mine], [x.text for x in t], autojunk=False).ratio()))
         if best is not None:
             out.append((mine, best))
     return out
@@ -451,9 +490,29 @@ def _substitutions(old: list[Token], new: list[Token]) -> list[tuple[str, str, s
 
     A line must keep most of its names for its substitutions to count: `use_x=use_x,` becoming
     `n_y=n_y,` or a lone `name,` in an import list is a different line, not a rename."""
+    if len(old) < 3:
+        return []
+    return (_name_substitutions(old, new) if len(old) == len(new) else []) or _expression_substitution(old, new)
+
+
+def _expression_substitution(old: list[Token], new: list[Token]) -> list[tuple[str, str, str]]:
+    """One short expression replaced by another (`f()` -> `envs.F`) and nothing else changed."""
+    names = sum(1 for x in old if x.kind == tokenize.NAME)
+    edits = [op for op in difflib.SequenceMatcher(None, [x.text for x in old], [x.text for x in new],
+                                                  autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(edits) != 1 or edits[0][0] != "replace" or 2 * (edits[0][2] - edits[0][1]) > names + 2:
+        return []
+    _, i1, i2, j1, j2 = edits[0]
+    before, after = old[i1:i2], new[j1:j2]
+    if not _is_expression(before) or not _is_expression(after) or (i1 and old[i1 - 1].text == "."):
+        return []
+    return [("".join(x.text for x in before), "".join(x.text for x in after), "")]
+
+
+def _name_substitutions(old: list[Token], new: list[Token]) -> list[tuple[str, str, str]]:
     names = sum(1 for x in old if x.kind == tokenize.NAME)
     changed = sum(1 for x, y in zip(old, new, strict=True) if x.text != y.text)
-    if len(old) < 3 or 2 * changed > names:
+    if 2 * changed > names:
         return []
     out = []
     for k, (x, y) in enumerate(zip(old, new, strict=True)):
@@ -477,7 +536,10 @@ def apply_renames(line: str, renames: Sequence[Rename]) -> str:
     parts = _CODE_SPLIT.split(line)
     for i in range(0, len(parts), 2):  # even parts are code
         for r in renames:
-            if r.owner:
+            if not r.old.isidentifier():
+                pattern = r"\s*".join(re.escape(x) for x in _expression_tokens(r.old))
+                parts[i] = re.sub(rf"(?<![\w.]){pattern}(?!\w)", r.new, parts[i])
+            elif r.owner:
                 parts[i] = re.sub(rf"(?<![\w.]){re.escape(r.owner)}\s*\.\s*{re.escape(r.old)}\b",
                                   f"{r.owner}.{r.new}", parts[i])
             else:
@@ -617,10 +679,15 @@ class _Merger:
         lines = self._lines(base.lines, ours.lines, theirs.lines)
         if lines is not None:
             return lines
-        names = merge_import_names(base.text, ours.text, theirs.text)
-        if names is not None:
+        items = merge_import_names(base.text, ours.text, theirs.text)
+        if items is None:
+            items = merge_keywords(base.text, ours.text, theirs.text)
+            own = {x.strip() for x in ours.lines} - {x.strip() for x in base.lines}
+            if items is not None and not own <= {x.strip() for x in items.split("\n")}:
+                items = None  # it would drop a line of the plugin's (`f()` where upstream added arguments)
+        if items is not None:
             self.statement_merges += 1
-            return names.split("\n")
+            return items.split("\n")
         merged = merge_tokens(base.text, ours.text, theirs.text)
         if merged is not None and _parses(merged, ours.text):
             self.token_merges += 1
@@ -688,6 +755,83 @@ def sound(lines: Sequence[str], ours: str, theirs: str) -> bool:
     """Whether a merge keeps the structure of the code: with every conflict resolved to the
     plugin's side it parses (as the plugin's text did), and so with every one resolved to upstream's."""
     return all(_parses("\n".join(resolved(lines, side)), like) for side, like in ((0, ours), (2, theirs)))
+
+
+def _call_of(text: str) -> tuple[str, ast.Call] | None:
+    """A statement that is one call (`x = f(...)`, `f(...)`, `return f(...)`): its dedented text and the call."""
+    body = textwrap.dedent(text)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign | ast.AnnAssign | ast.Expr | ast.Return):
+        return None
+    call = tree.body[0].value
+    if not isinstance(call, ast.Call) or any(k.arg is None for k in call.keywords):
+        return None
+    return body, call
+
+
+def merge_keywords(base: str, ours: str, theirs: str) -> str | None:
+    """One call all three sides make with the same callee and positional arguments, its keyword
+    arguments merged by name: each side's additions, removals and changed values kept; None when
+    both changed one argument differently, or a comment of the plugin's would go."""
+    calls = [_call_of(x) for x in (base, ours, theirs)]
+    if any(c is None for c in calls) or not comments(ours) <= comments(theirs):
+        return None
+    (b_text, b), (o_text, o), (t_text, t) = calls  # type: ignore[misc]
+    if len({ast.dump(c.func) for c in (b, o, t)}) != 1 or len({ast.dump(ast.Tuple(c.args)) for c in (b, o, t)}) != 1:
+        return None
+    old, mine, yours = ({k.arg: ast.get_source_segment(text, k.value) for k in c.keywords}
+                        for text, c in ((b_text, b), (o_text, o), (t_text, t)))
+    merged: dict[str, str | None] = {}
+    for name in [*yours, *(n for n in mine if n not in yours), *(n for n in old if n not in yours and n not in mine)]:
+        a, x, y = old.get(name), mine.get(name), yours.get(name)
+        if x == y or x == a:
+            merged[name] = y
+        elif y == a:
+            merged[name] = x
+        else:
+            return None  # both changed (or one removed what the other changed)
+    order = [n for n in yours if merged.get(n) is not None]
+    for i, name in enumerate(mine):
+        if name not in order and merged.get(name) is not None:
+            before = next((m for m in reversed(list(mine)[:i]) if m in order), None)
+            order.insert(order.index(before) + 1 if before is not None else len(order), name)
+    if [(n, merged[n]) for n in order] == list(yours.items()):
+        return theirs
+    lines = t_text.split("\n")
+    indent = " " * (len(lines[t.lineno - 1]) - len(lines[t.lineno - 1].lstrip()))
+    head = ast.get_source_segment(t_text, t.func) or ""
+    positional = [ast.get_source_segment(t_text, a) or "" for a in t.args]
+    start = _offset(t_text, t.lineno, t.col_offset)
+    end = _offset(t_text, t.end_lineno or t.lineno, t.end_col_offset or 0)
+    arguments = [*positional, *(f"{n}={merged[n]}" for n in order)]
+    call = f"{head}({', '.join(arguments)})"
+    if t.lineno != t.end_lineno or "\n" in call or len(indent) + len(call) > 100:  # one per line, as upstream's
+        call = "\n".join([f"{head}(", *(f"{indent}    {x}," for x in arguments), f"{indent})"])
+    text = t_text[:start] + call + t_text[end:]
+    original = theirs.split("\n")
+    at = next(i for i, x in enumerate(original) if x.strip())
+    common = original[at][:len(original[at]) - len(t_text.split("\n")[at])]  # what dedent took off
+    return "\n".join(common + x if x.strip() else x for x in text.split("\n"))
+
+
+def _offset(text: str, line: int, column: int) -> int:
+    """A character offset from an ast (line, UTF-8 column) position."""
+    lines = text.split("\n")
+    return sum(len(x) + 1 for x in lines[:line - 1]) + len(lines[line - 1].encode()[:column].decode())
+
+
+def imported_names(text: str) -> set[tuple[str, str]]:
+    """(module, name as bound) of every `from ... import` in a text that parses; empty otherwise."""
+    tree = _parse_fragment(text)
+    if tree is None:
+        return set()
+    return {("." * n.level + (n.module or ""), a.name + (f" as {a.asname}" if a.asname else ""))
+            for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
 
 
 def _squash(node: Node) -> str:
