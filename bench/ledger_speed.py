@@ -12,9 +12,10 @@ import os
 import subprocess
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from pinport.config import PinSource, Settings
+from pinport.config import PinSource, load_settings
 from pinport.ledger import AUTO, Probe, build_ledger
 from pinport.ledger.auto import SurfaceProbes
 from pinport.model.index import IndexCache
@@ -119,7 +120,8 @@ def main() -> None:
         "--auto", action="store_true", help="also derive the auto probes (patch surface)"
     )
     args = parser.parse_args()
-    settings = Settings(pin_sources=(PinSource("requirement", extra="vllm"),))
+    settings = replace(load_settings(None), patch_helpers=("ArcticPatch",),
+                       pin_sources=(PinSource("requirement", extra="vllm"),))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "plugin"
         started = time.perf_counter()

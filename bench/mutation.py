@@ -49,7 +49,7 @@ SRC = ROOT / "src" / "pinport"
 EQUIVALENTS = ROOT / "bench" / "mutation_equivalents.md"
 
 # The synthetic tests: fast, and no release downloads. Which of them a mutant runs is decided per line.
-TESTS = ("checks", "model", "plugin", "test_scan.py")
+TESTS = ("checks", "idioms", "model", "plugin", "test_scan.py", "test_architecture.py")
 
 # Operators whose mutants are near-duplicates of others, or mostly incompetent (a name replaced by
 # a random other name), are left out: the score should say something about the tests.

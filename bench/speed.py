@@ -1,6 +1,7 @@
 """Speed bar: cold and warm `pinport scan` as a ratio to plain `ast.parse` of the same files.
 
     python bench/speed.py [--plugin 0.3.0] [--old 0.26.0] [--new 0.33.0] [--repeat 3]
+    python bench/speed.py --plugin vllm-rbln==0.11.2 --old 0.24.0 --new 0.30.0   # another plugin
 
 The floor is measured in the same run: one process parsing every .py file of the plugin and
 both host trees with `ast.parse`, sequentially. "Cold" scans with an empty index cache (the
@@ -27,9 +28,9 @@ from pinport.config import load_settings
 from pinport.model.index import IndexCache
 from pinport.scan import scan
 from pinport.sources import Cache, fetch_release
-plugin_version, old, new, index_path = sys.argv[1:5]
+dist, plugin_version, old, new, index_path = sys.argv[1:6]
 cache = Cache()
-plugin = fetch_release("arctic-inference", plugin_version, cache=cache, prefer="sdist")
+plugin = fetch_release(dist, plugin_version, cache=cache, prefer="sdist")
 trees = [fetch_release("vllm", v, cache=cache, prefer="wheel", packages=("vllm",)) for v in (old, new)]
 settings = load_settings(plugin.project_root or plugin.root)
 loaded = time.perf_counter()
@@ -45,9 +46,9 @@ FLOOR = r"""
 import ast, json, sys, time
 from pathlib import Path
 from pinport.sources import Cache, fetch_release
-plugin_version, old, new = sys.argv[1:4]
+dist, plugin_version, old, new = sys.argv[1:5]
 cache = Cache()
-trees = [fetch_release("arctic-inference", plugin_version, cache=cache, prefer="sdist")]
+trees = [fetch_release(dist, plugin_version, cache=cache, prefer="sdist")]
 trees += [fetch_release("vllm", v, cache=cache, prefer="wheel", packages=("vllm",)) for v in (old, new)]
 sources = [(t.root / rel).read_bytes() for t in trees for rel in t.files if rel.endswith(".py")]
 started = time.perf_counter()
@@ -64,12 +65,13 @@ def _child(code: str, *args: str) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--plugin", default="0.3.0")
+    parser.add_argument("--plugin", default="0.3.0", help="an arctic-inference version, or DIST==VERSION")
     parser.add_argument("--old", default="0.26.0")
     parser.add_argument("--new", default="0.33.0")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    versions = (args.plugin, args.old, args.new)
+    dist, _, version = args.plugin.rpartition("==")
+    versions = (dist or "arctic-inference", version, args.old, args.new)
     floors, colds, warms = [], [], []
     for _ in range(args.repeat):
         floor = _child(FLOOR, *versions)
@@ -83,7 +85,7 @@ def main() -> int:
     warm = min(warms, key=lambda r: r["total"])
     peak = max(r["peak_bytes"] for r in colds + warms)
     report = {
-        "inputs": f"arctic-inference {args.plugin} vs vLLM {args.old} -> {args.new}",
+        "inputs": f"{versions[0]} {versions[1]} vs vLLM {args.old} -> {args.new}",
         "files": floor["files"],
         "floor_parse_s": round(floor_s, 3),
         "cold_s": round(cold["total"], 3), "cold_ratio": round(cold["total"] / floor_s, 3),

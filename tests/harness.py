@@ -31,6 +31,10 @@ from pinport.sources.tree import SourceTree, scan_files
 
 HOST = "host"
 PLUGIN = "plug"
+# What the synthetic trees follow, stated here rather than left to defaults: plugins patch through
+# `class P(ArcticPatch[Target])` (the tests' PATCHING defines the helper) and hosts keep their
+# environment flags in an `envs` module, as the arctic_inference and vllm profiles say.
+SYNTHETIC: dict = {"patch_helpers": ("ArcticPatch",), "env_module": "envs"}
 
 
 def write_tree(root: Path, files: dict[str, str]) -> None:
@@ -82,7 +86,7 @@ def load_inline_resolver(root: Path, files: dict[str, str]) -> Resolver:
 def load_inline_models(old: dict[str, str], new: dict[str, str], plugin: dict[str, str],
                        **settings: object) -> Iterator[tuple[Models, Settings]]:
     """The Models of OLD, NEW and plugin sources, and their Settings; the files live until the block ends."""
-    config = replace(Settings(host=HOST, plugin_package=PLUGIN, pin_sources=()), **settings)
+    config = replace(Settings(host=HOST, plugin_package=PLUGIN, pin_sources=(), **SYNTHETIC), **settings)
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         trees = [inline_tree(base / "old", HOST, "host 1.0", old), inline_tree(base / "new", HOST, "host 2.0", new),

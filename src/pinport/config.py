@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import urlsplit
 
 from packaging.utils import canonicalize_name
 
@@ -44,6 +45,18 @@ def text(value: Any, where: str) -> str:
     if "\0" in value or any(ord(c) < 32 and c not in "\t" for c in value):
         raise ConfigError(f"{where} holds control characters")
     return value
+
+
+def url(value: Any, where: str) -> str:
+    """An absolute http(s):// or file:// address, or "" for none; kept without a trailing slash."""
+    value = text(value, where).strip()
+    if not value:
+        return ""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.netloc) \
+            or any(c.isspace() for c in value):
+        raise ConfigError(f"{where} must be an absolute http(s):// or file:// address, not {value!r}")
+    return value.rstrip("/")
 
 
 def nonempty(value: Any, where: str) -> str:
@@ -261,7 +274,7 @@ class GateSettings:
     env: tuple[tuple[str, str], ...] = setting((), _environment)
     stub: tuple[str, ...] = setting((), strings(dotted_name))
     entry_point: str = setting("", optional(entry_reference))
-    entry_point_group: str = setting("vllm.general_plugins", nonempty)
+    entry_point_group: str = setting("", optional(dotted_name))  # empty: `<host>.general_plugins`
     apply: tuple[str, ...] = setting((), strings(entry_reference))
     tests: str = setting("tests", relative_path)
     timeout: float = setting(900.0, _seconds)  # seconds for one gate subprocess
@@ -281,20 +294,19 @@ class Settings:
     ignore: tuple[str, ...] = setting((), codes)  # codes or prefixes never reported
     # (plugin path glob, codes) accepted
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = setting((), _per_file_ignores)
-    patch_helpers: tuple[str, ...] = setting(("ArcticPatch",), strings(dotted_name))  # P(Helper[Target])
+    # generic base classes whose `class P(Helper[Target])` subclasses patch Target (a plugin's own idiom)
+    patch_helpers: tuple[str, ...] = setting((), strings(dotted_name))
     # host functions that load the plugins: the load-timing check looks for host code running before them
-    plugin_loaders: tuple[str, ...] = setting(("load_general_plugins",), strings(dotted_name))
+    plugin_loaders: tuple[str, ...] = setting((), strings(dotted_name))
     # class-path settings whose class the host mixes into one of its own classes (a worker extension
     # becomes a base of the worker): that class is judged as a member of the host class
-    class_path_hosts: tuple[tuple[str, str], ...] = setting(
-        (("worker_extension_cls", "vllm.v1.worker.gpu_worker.Worker"),), _class_hosts)
-    env_module: str = setting("envs", dotted_name)  # the last name of the host's environment-flag modules
+    class_path_hosts: tuple[tuple[str, str], ...] = setting((), _class_hosts)
+    env_module: str = setting("", optional(dotted_name))  # the last name of the host's environment-flag modules
     # host modules (prefixes) whose code runs only for some models or features: a break only they
     # reach is a warning, not an error
-    optional_paths: tuple[str, ...] = setting(("vllm.model_executor.models", "vllm.models",
-                                               "vllm.model_executor.model_loader.weight_cache"), strings(dotted_name))
+    optional_paths: tuple[str, ...] = setting((), strings(dotted_name))
     # how host expressions that build plain values (tensors), not host objects, start
-    plain_values: tuple[str, ...] = setting(("torch.",), strings(nonempty))
+    plain_values: tuple[str, ...] = setting((), strings(nonempty))
     # plugin entry-point groups besides <host>.general_plugins and <host>.platform_plugins
     entry_point_groups: tuple[str, ...] = setting((), strings(dotted_name))
     pin_sources: tuple[PinSource, ...] = setting((PinSource("requirement", extra="*"),), records(PinSource))
@@ -302,11 +314,14 @@ class Settings:
     mirror_threshold: float = setting(0.6, fraction)
     fork_threshold: float = setting(0.5, fraction)
     forks: tuple[tuple[str, str], ...] = setting((), _forks)  # declared (plugin file, host file) pairs
-    rebase_branch_pattern: str = setting("rebase/vllm_v*", nonempty)
+    rebase_branch_pattern: str = setting("rebase/*", nonempty)
     # a rebase branch whose tree holds one of these files (anywhere) is a completed, validated rebase
     validation_records: tuple[str, ...] = setting(("REBASE_TEST.md", "REBASE_REPORT.md"), strings(nonempty))
     # where the rebase documents link host evidence: a template with {version}, {path} and {line}
     host_source_url: str = setting("", text)
+    # where SARIF's helpUri and informationUri point: a published copy of pinport's docs/ folder
+    # ("" = the copy shipped inside the installed package, as file:// addresses)
+    docs_url: str = setting("", url)
     probes_file: str = setting("", relative_path)
     profile: str = setting("", optional(dotted_name))
     gate: GateSettings = setting(GateSettings(), table(GateSettings))  # [tool.pinport.gate]
@@ -355,6 +370,13 @@ def available_profiles() -> list[str]:
                   if p.name.endswith(".toml") and not p.name.endswith(".probes.toml"))
 
 
+def load_host_profile(host: str) -> dict:
+    """What pinport knows about a host (`profiles/hosts/<host>.toml`: its plugin loaders, flag
+    modules, ...); {} for a host it has no profile for."""
+    path = resources.files("pinport") / "profiles" / "hosts" / f"{host}.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8-sig")) if path.is_file() else {}
+
+
 def load_profile(name: str) -> dict:
     """The raw settings table of a built-in profile (`profiles/<name>.toml`)."""
     dotted_name(name, "profile")
@@ -399,7 +421,8 @@ FLAG_NAMES = {"host": "--host", "profile": "--profile", "fail_on": "--fail-on"}
 
 
 def load_settings(plugin_root: Path | None, overrides: dict | None = None) -> Settings:
-    """Defaults < profile < the plugin's `[tool.pinport]` < `overrides` (command-line flags)."""
+    """Defaults < the host's profile < the plugin's profile < the plugin's `[tool.pinport]` < `overrides`
+    (command-line flags)."""
     pyproject = read_pyproject(plugin_root) if plugin_root else {}
     tool = pyproject.get("tool", {})
     table_ = tool.get("pinport", {}) if isinstance(tool, dict) else {}
@@ -413,9 +436,12 @@ def load_settings(plugin_root: Path | None, overrides: dict | None = None) -> Se
     profile = flags.get("profile") or ours.get("profile") or (
         guess_profile(pyproject, plugin_root) if plugin_root else "")
     merged: dict = {}
+    raw_profile = load_profile(profile) if profile else {}
+    chosen = _coerce(Settings, raw_profile, f"profile {profile}") if profile else {}
+    host = flags.get("host") or ours.get("host") or chosen.get("host") or Settings().host
+    merged.update(_coerce(Settings, load_host_profile(host), f"host profile {host}"))
     if profile:
-        raw_profile = load_profile(profile)
-        merged.update(_coerce(Settings, raw_profile, f"profile {profile}"))
+        merged.update(chosen)
         merged["profile"] = profile
         if isinstance(raw_profile.get("gate"), dict) and isinstance(table_.get("gate"), dict):
             # the plugin's [tool.pinport.gate] keys win one by one over the profile's

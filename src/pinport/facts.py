@@ -18,18 +18,20 @@ from typing import Any
 
 from .config import Settings
 from .findings import Location
+from .model.callsites import CallSite
 from .model.host import HostView
 from .model.index import IndexCache
 from .model.inference import Inference
 from .model.resolve import CLASS, EXTERNAL, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
+from .plugin.assigned import AssignedAttribute, find_assigned_attributes
 from .plugin.callers import Failure, host_call_failures, replaced_units
 from .plugin.forks import Copies, find_copies, find_copy_sources
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
 from .plugin.reach import unreached_classes
-from .plugin.records import Patch
+from .plugin.records import Patch, PatchKind
 from .plugin.typed import HostCall, PluginTyping, host_calls
 from .plugin.uses import (
     HostMethod,
@@ -122,6 +124,45 @@ class ScanFacts:
     def host_methods(self) -> list[HostMethod]:
         """Plugin functions run as methods of host classes (patch members, overrides, `Host.x = fn`)."""
         return find_host_methods(self.plugin)
+
+    @cached_property
+    def assigned_attributes(self) -> list[AssignedAttribute]:
+        """Host attributes plugin methods set to new instances of plugin classes (`self.drafter = Mine()`)."""
+        return find_assigned_attributes(self.plugin, self.host_methods)
+
+    def confirming_sites(self, view: HostView, patch: Patch) -> tuple[tuple[CallSite, str, str], ...]:
+        """(host call site, attribute, parameter that fails) for each `view` call site that fails against an ordinary
+        subclass's override and reaches the plugin's class through a host attribute the plugin sets
+        to an instance of it (`self.drafter.propose(...)` in the host runner whose plugin subclass
+        sets `self.drafter = PluginProposer(...)`): a call that certainly runs the override."""
+        if patch.kind is not PatchKind.OVERRIDE or not patch.via:
+            return ()
+        cls = f"{patch.plugin_module}.{patch.via}"
+        holders = []
+        for held in self.assigned_attributes:
+            built = self.plugin_resolver.resolve(held.plugin_class)
+            if built is not None and cls in {s.path for s in self.plugin_resolver.mro(built)}:
+                holders.append(held)
+        found = self.call_failures(view, patch) if holders else None
+        out: list[tuple[CallSite, str, str]] = []
+        for (_, param), entries in (found[2].items() if found else ()):
+            for site, _, _ in entries:
+                receiver = site.call.func.value if isinstance(site.call.func, ast.Attribute) else None
+                if not (isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name)
+                        and receiver.value.id == "self"):
+                    continue
+                host_cls = view.resolve(f"{site.module}.{site.unit.rpartition('.')[0]}") if "." in site.unit else None
+                if host_cls is None:
+                    continue
+                method = site.unit.rpartition(".")[2]
+                for held in holders:
+                    if held.holder and self.plugin_defines(held.module, held.holder, method):
+                        continue  # the plugin's class overrides the host method holding the call: it never runs
+                    owner = view.resolve(held.owner)
+                    if held.attr == receiver.attr and owner is not None and host_cls.path in {
+                            s.path for s in view.resolver.mro(owner)} and (site, held.attr, param) not in out:
+                        out.append((site, held.attr, param))
+        return tuple(out)
 
     def self_use(self, method: HostMethod) -> SelfUse:
         return self_use(self.uses, method)

@@ -104,7 +104,7 @@ def test_is_env_flag_read_hook_for_the_imports_check(tmp_path):
 
     index = load_index(inline_tree(tmp_path, "host", "host 2.0", {"host/envs.py": NO_MARLIN,
                                                                   "host/util.py": "X = 1\n"}))
-    view = HostView(index, Resolver(index, "host"))
+    view = HostView(index, Resolver(index, "host"), env_module="envs")  # the synthetic host's flag module
     assert view.is_env_flag_read("host.envs", "HOST_FORCE_MARLIN")
     assert not view.is_env_flag_read("host.envs", "lower_case")
     assert not view.is_env_flag_read("host.util", "X")

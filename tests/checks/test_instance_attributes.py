@@ -136,6 +136,7 @@ RUNNER_TENSOR = ("import torch\n\n\n" + BUFFER + "class Runner:\n    def __init_
 RUNNER_OTHER = ("def make(n):\n    return n\n\n\nclass Runner:\n    def __init__(self):\n"
                 "        self.positions = make(8)\n")
 USE_GPU = "    def step(self):\n        return self.positions.gpu[:4]\n"
+PLAIN = ("torch.",)  # host expressions that build plain tensors (the plain-values setting)
 
 
 @pytest.mark.parametrize(("new", "expected"), [
@@ -144,7 +145,8 @@ USE_GPU = "    def step(self):\n        return self.positions.gpu[:4]\n"
     (RUNNER_BUFFER, ["no PP0903", "no PP0904"]),
 ])
 def test_assignment_changes(new, expected):
-    result = run_scan({"host/runner.py": RUNNER_BUFFER}, {"host/runner.py": new}, patch(USE_GPU), checks=CHECK)
+    result = run_scan({"host/runner.py": RUNNER_BUFFER}, {"host/runner.py": new}, patch(USE_GPU), checks=CHECK,
+                      plain_values=PLAIN)
     expect(result, expected)
     if expected == ["PP0904 error drift"]:
         finding = only(result, "PP0904")
@@ -157,7 +159,8 @@ def test_assignment_changes(new, expected):
 
 def test_only_the_members_the_new_value_lacks_are_named():
     body = "    def step(self):\n        return self.positions.gpu[:4], self.positions.shape\n"
-    result = run_scan({"host/runner.py": RUNNER_BUFFER}, {"host/runner.py": RUNNER_TENSOR}, patch(body), checks=CHECK)
+    result = run_scan({"host/runner.py": RUNNER_BUFFER}, {"host/runner.py": RUNNER_TENSOR}, patch(body), checks=CHECK,
+                      plain_values=PLAIN)
     expect(result, ["PP0904 error drift"])
     assert only(result, "PP0904").args["members"] == "gpu"  # `.shape` was never the buffer's
 

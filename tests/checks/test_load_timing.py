@@ -7,6 +7,7 @@ from pinport.checks.load_timing import LoadTimingCheck
 
 PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
 LOADER = {"host/plugins.py": "def load_general_plugins():\n    pass\n"}
+LOADERS = ("load_general_plugins",)  # the synthetic host's plugin loader (the plugin-loaders setting)
 ARGS = """from dataclasses import dataclass
 
 
@@ -34,7 +35,7 @@ def patch(target: str, member: str, module: str = "host.args") -> str:
 
 def scan(host: dict[str, str], plugin: str, check: LoadTimingCheck | None = None):
     files = {**LOADER, **host}
-    return run_scan(files, files, {**PATCHING, "plug/patch.py": plugin}, checks=(check or LoadTimingCheck(),))
+    return run_scan(files, files, {**PATCHING, "plug/patch.py": plugin}, checks=(check or LoadTimingCheck(LOADERS),))
 
 
 @pytest.mark.parametrize(("target", "member", "expected"), [

@@ -66,3 +66,34 @@ class ExecutePatch(PatchBase):
 def test_declarative_patch_class_states_its_target(module, cls, expected):
     plugin = {"plug/patches.py": DECLARATIVE.format(module=module, cls=cls)}
     expect(run_scan(OLD, NEW, plugin, checks=(SignaturesCheck(), AttributesCheck(), AliasesCheck())), expected)
+
+
+CONFIG = {"host/config.py": "class Config:\n    @staticmethod\n    def make(target, size):\n        return size\n\n"
+                            "    def build(self):\n        return Config.make(self, 2)\n"}
+
+
+@pytest.mark.parametrize(("params", "expected"), [
+    # a plain function installed in place of a staticmethod, called through the class: it gets both
+    # arguments (vllm-rbln 0.12.0 `patches/speculative_config.py:43`, SpeculativeConfig.create_draft_parallel_config)
+    ("target, size", ["no PP0111"]),
+    # negative twin: the replacement takes one argument fewer than the host passes
+    ("size", ["PP0111 error latent"]),
+])
+def test_function_set_in_place_of_a_staticmethod_takes_every_argument(params, expected):
+    from pinport.checks.replaced_callers import ReplacedCallersCheck
+    src = ("def register_patch(*, target):\n    return lambda f: f\n\n\n"
+           f"@register_patch(target='host.config.Config.make')\ndef make({params}):\n    return None\n")
+    expect(run_scan(CONFIG, CONFIG, {"plug/patches.py": src}, checks=(ReplacedCallersCheck(),)), expected)
+
+
+@pytest.mark.parametrize(("build", "expected"), [
+    # `build=True`: the decorated function only builds the replacement; its own signature says nothing
+    (", build=True", ["no PP0101"]),
+    # negative twin: the function itself is installed, and takes neither `batch` nor `step`
+    ("", ["PP0101 warning latent", "PP0101 warning drift"]),
+])
+def test_built_registry_replacement_is_not_judged_by_its_factory(build, expected):
+    src = ("def register_patch(*, target, build=False):\n    return lambda f: f\n\n\n"
+           f"@register_patch(target='host.worker.Worker.execute'{build})\ndef make_execute():\n"
+           "    return lambda self, batch, step: batch\n")
+    expect(run_scan(OLD, NEW, {"plug/patches.py": src}, checks=(SignaturesCheck(),)), expected)

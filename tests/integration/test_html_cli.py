@@ -18,6 +18,7 @@ optional-dependencies = {host = ["host==1.0"]}
 
 [tool.pinport]
 host = "host"
+patch-helpers = ["ArcticPatch"]
 """
 
 

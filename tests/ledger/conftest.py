@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
-from pinport.config import PinSource, Settings
+from pinport.config import PinSource, load_settings
 from pinport.ledger import Probe
 
 from .gitrepo import ScratchRepo, pyproject
 
-SETTINGS = Settings(pin_sources=(PinSource("requirement", extra="vllm"),))
+# vLLM's host profile (rebase branches `rebase/vllm_v*`), the plugin's patch helper and pin source
+SETTINGS = replace(load_settings(None), patch_helpers=("ArcticPatch",),
+                   pin_sources=(PinSource("requirement", extra="vllm"),))
 
 PROBES = (
     Probe("kv.shape", "plugin/attn.py", r"return (\(.*\))"),

@@ -17,7 +17,7 @@ _ENV = {
 
 
 # what the tests' Settings say too: only the `vllm` extra holds the pin
-TOOL = '\n[tool.pinport]\npin-sources = [{kind = "requirement", extra = "vllm"}]\n'
+TOOL = '\n[tool.pinport]\npatch-helpers = ["ArcticPatch"]\npin-sources = [{kind = "requirement", extra = "vllm"}]\n'
 
 
 def pyproject(

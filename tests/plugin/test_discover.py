@@ -3,7 +3,7 @@
 from dataclasses import replace
 from pathlib import Path
 
-from harness import inline_tree
+from harness import SYNTHETIC, inline_tree
 from pinport.config import Settings
 from pinport.model.index import load_index
 from pinport.plugin.model import PluginModel, load_plugin_model
@@ -13,7 +13,7 @@ from scenarios import PATCHING
 
 def model(tmp_path: Path, files: dict[str, str], **settings) -> PluginModel:
     tree = inline_tree(tmp_path, "plug", "plugin", {**PATCHING, **files})
-    config = replace(Settings(host="host", plugin_package="plug"), **settings)
+    config = replace(Settings(host="host", plugin_package="plug", **SYNTHETIC), **settings)
     return load_plugin_model(load_index(tree, workers=1), config)
 
 

@@ -91,7 +91,8 @@ def cli(root, *args):
 
 
 def test_cli_dry_run_write_and_usage(load, tmp_path):
-    _, _, root = load(OLD, NEW, PLUGIN, git_repo=True)
+    plugin = {**PLUGIN, "pyproject.toml": '[tool.pinport]\npatch-helpers = ["ArcticPatch"]\n'}  # what the CLI reads
+    _, _, root = load(OLD, NEW, plugin, git_repo=True)
     dry = cli(root)
     assert dry.exit_code == 1, dry.output  # conflicts remain
     assert "3 copies: 2 clean merges (2 verified, 0 already ported), 0 failing verification, 1 with conflicts " \

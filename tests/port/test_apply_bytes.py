@@ -3,7 +3,7 @@
 
 import re
 
-from harness import HOST, PLUGIN, inline_tree
+from harness import HOST, PLUGIN, SYNTHETIC, inline_tree
 from pinport.config import Settings
 from pinport.edits import split_lines
 from pinport.port import CLEAN, CONFLICT, run_port
@@ -43,7 +43,7 @@ def hunks(root, path):
 
 
 def test_apply_changes_only_the_reported_bytes(tmp_path):
-    settings = Settings(host=HOST, plugin_package=PLUGIN, pin_sources=())
+    settings = Settings(host=HOST, plugin_package=PLUGIN, pin_sources=(), **SYNTHETIC)
     old = inline_tree(tmp_path / "old", HOST, "host 1.0", OLD)
     new = inline_tree(tmp_path / "new", HOST, "host 2.0", NEW)
     tree, before = plugin_tree(tmp_path / "plugin")

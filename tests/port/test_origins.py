@@ -3,7 +3,7 @@ so the skipped bump's upstream change is in the proposal, and it is a latent fin
 
 from dataclasses import replace
 
-from harness import HOST, PLUGIN, expect, inline_tree, only
+from harness import HOST, PLUGIN, SYNTHETIC, expect, inline_tree, only
 from pinport.checks.forks import ForksCheck
 from pinport.checks.mirrors import MirrorsCheck
 from pinport.config import Settings
@@ -20,7 +20,7 @@ NEW = DRAINING_STEPS.replace("        outputs = []\n", "        outputs: list = 
 
 def models(tmp_path, *, history=True, versions=(EARLY, OLD, NEW), path="host/engine.py",
            plugin_files=None):
-    settings = Settings(host=HOST, plugin_package=PLUGIN, pin_sources=())
+    settings = Settings(host=HOST, plugin_package=PLUGIN, pin_sources=(), **SYNTHETIC)
     trees = {v: replace(inline_tree(tmp_path / v, HOST, f"host {v}", {path: text}), version=v)
              for v, text in zip(("0.5", "1.0", "2.0"), versions, strict=True)}
     plugin = inline_tree(tmp_path / "plugin", PLUGIN, "plugin",

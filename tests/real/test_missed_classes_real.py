@@ -107,3 +107,23 @@ def test_self_helpers_unpack_what_they_return(move_26_33):
     # (5 values), _get_slot_mappings, _prepare_mm_inputs, _get_draft_token_ids_cpu) and the scheduler's
     # get_request_counts (an interface method: `-> tuple[int, int]`); all agree on 0.33.0.
     assert [f for f in move_26_33.findings if f.code == "PP0305"] == []
+
+
+def test_another_plugin_reads_layout_properties_upstream_dropped(real_models_of):
+    # vllm-rbln 0.11.2 (pinned to 0.24.0) builds its own upstream TransferTopology(...) (rbln_nixl/worker.py:292)
+    # and reads its properties: 0.24.0 kv_connector/utils.py:494 `is_kv_layout_blocks_first`, :498
+    # `cross_layers_blocks`; 0.30.0's TransferTopology (utils.py:421) has neither. The maintainers' next
+    # release (0.12.0, pinned to 0.30.0) added RblnTransferTopology(TransferTopology) defining them again,
+    # "the layout upstream standardized away".
+    from pinport.scan import scan_models
+    models, settings = real_models_of("vllm-rbln", "0.11.2", "0.24.0", "0.30.0")
+    result = scan_models(models, settings, checks=(ChainsCheck().name,), strict=True)
+    worker = "vllm_rbln/distributed/kv_transfer/kv_connector/v1/rbln_nixl/worker.py"
+    found = {(f.plugin.line, f.args["name"]) for f in result.findings if f.code == "PP0905"}
+    assert (410, "is_kv_layout_blocks_first") in found and (306, "cross_layers_blocks") in found
+    finding = next(f for f in result.findings if f.plugin.line == 410)
+    assert finding.plugin.path == worker and finding.level is Severity.ERROR and finding.status is Status.DRIFT
+    assert (finding.old.path, finding.old.line, finding.new.line) == ("vllm/distributed/kv_transfer/kv_connector/utils.py",
+                                                                      494, 421)
+    assert {f.subject.rpartition(".")[0] for f in result.findings} == {
+        "vllm.distributed.kv_transfer.kv_connector.utils.TransferTopology"}

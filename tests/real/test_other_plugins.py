@@ -141,3 +141,23 @@ def test_worker_extension_is_a_member_of_the_host_worker(real_models_of):
     worker = view.resolve(target.target)
     assert worker is not None and all(view.member(worker, n) is not None
                                       for n in ("model_runner", "parallel_config", "rank"))
+
+
+def test_registry_patches_on_their_own_pin(real_models_of):
+    """vllm-rbln 0.12.0 on vLLM 0.30.0: its registry patches are judged, and the one error is true."""
+    from pinport.scan import scan_models
+    models, settings = real_models_of("vllm-rbln", "0.12.0", "0.30.0")
+    result = scan_models(models, settings, strict=True)
+    errors = [(f.code, f.status.value, f"{f.plugin.path}:{f.plugin.line}", f.args.get("param"), f.new.path)
+              for f in result.findings if f.level.value == "error"]
+    # DeepseekV2MoE.forward takes already_sequence_parallel (deepseek_v2.py:410), which
+    # Dots3NoteMoE passes to super().forward(...) (dots3_note/nvidia/model.py:148)
+    assert errors == [("PP0101", "latent", "vllm_rbln/patches/deepseek_v2.py:70", "already_sequence_parallel",
+                       "vllm/model_executor/models/deepseek_v2.py")]
+    # a plain function set in place of the staticmethod create_draft_parallel_config, called through
+    # the class (config/speculative.py:1550), takes both arguments
+    assert not [f for f in result.findings if f.code == "PP0111" and f.plugin.path.endswith("speculative_config.py")]
+    # RotaryEmbedding.forward_oot (CustomOp's passthrough) replaced: judged against forward_native
+    rope = [f for f in result.findings if f.plugin.path == "vllm_rbln/patches/rotary_embedding.py"
+            and f.code.startswith("PP01")]
+    assert rope and all(f.args["base"].endswith("RotaryEmbedding.forward_native") for f in rope)

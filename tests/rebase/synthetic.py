@@ -112,6 +112,7 @@ TOOL = """
 host = "hostlib"
 plugin-package = "demo_plugin"
 rebase-branch-pattern = "rebase/hostlib_v*"
+patch-helpers = ["ArcticPatch"]
 pin-sources = [{kind = "requirement", extra = "host"}]
 """
 

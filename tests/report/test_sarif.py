@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
+
+import pytest
 
 import pinport
 from pinport.findings import Location, Severity
@@ -132,5 +137,31 @@ def test_rules_carry_help_and_a_filled_description(result) -> None:
         assert entry["fullDescription"]["text"] == documented.summary and "{" not in documented.summary
         assert entry["help"]["text"].startswith(f"{entry['id']} ")
         assert "## Why it breaks" in entry["help"]["markdown"] and "```python" in entry["help"]["markdown"]
-        assert entry["helpUri"].endswith(f"/docs/rules/{entry['id']}.md")
-    assert _run(result)["tool"]["driver"]["informationUri"].startswith("https://")
+        # no public home exists: by default the page shipped inside the installed package
+        assert entry["helpUri"].startswith("file:///") and entry["helpUri"].endswith(f"/docs/rules/{entry['id']}.md")
+        page = Path(url2pathname(urlsplit(entry["helpUri"]).path))
+        assert page.read_text(encoding="utf-8").startswith(f"# {entry['id']} {documented.kind.name}\n")
+    index = _run(result)["tool"]["driver"]["informationUri"]
+    assert index.startswith("file:///") and Path(url2pathname(urlsplit(index).path)).read_text().startswith(
+        "# Finding codes\n")
+
+
+def test_help_addresses_follow_the_docs_url_setting(result) -> None:
+    from sarif_schema import sarif_errors
+
+    log = json.loads(render_sarif(result, docs_url="https://docs.example.org/pinport/"))
+    driver = log["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://docs.example.org/pinport/rules/README.md"
+    assert {r["helpUri"] for r in driver["rules"]} == {
+        f"https://docs.example.org/pinport/rules/{r['id']}.md" for r in driver["rules"]}
+    assert sarif_errors(log) == []
+
+
+@pytest.mark.parametrize("bad", ["docs.example.org/pinport", "ftp://example.org/docs", "https://", "https://a b"])
+def test_a_docs_url_that_is_no_address_is_one_line(bad: str, tmp_path: Path) -> None:
+    from pinport.config import load_settings
+    from pinport.errors import ConfigError
+
+    (tmp_path / "pyproject.toml").write_text(f'[tool.pinport]\ndocs-url = "{bad}"\n')
+    with pytest.raises(ConfigError, match="docs-url' must be an absolute http"):
+        load_settings(tmp_path)

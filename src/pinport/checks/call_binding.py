@@ -107,6 +107,13 @@ class _Context:
             if owner is not None and owner.kind in (CLASS, MODULE) and patch.kind in (
                     PatchKind.MEMBER, PatchKind.ASSIGNMENT):
                 self.provided.add((owner.path, patch.name))
+        # host function path -> the plugin function installed in its place (`mod.fn = replacement`)
+        self.installed: dict[str, FunctionInfo] = {}
+        for patch in ctx.plugin.surface.patches:
+            if patch.kind is PatchKind.ASSIGNMENT and patch.function is not None:
+                owner, member = host.replaced_member(patch.owner, patch.name)
+                if owner is not None and owner.kind == MODULE and member is not None and member.kind == FUNCTION:
+                    self.installed[member.path] = patch.function
         self.sites: dict[tuple[str, bool], tuple[Location, ...]] = {}
         self.self_attrs: dict[tuple[str, str], dict[str, Typed | None]] = {}
         self.replacements: list[tuple[Symbol, str]] = []  # (replaced host class, plugin class path)
@@ -198,11 +205,25 @@ class CallsCheck:
                     callee = callee._replace(via=path)
             site = ctx.facts.plugin_line(module, call.lineno, unit.qualname, call.col_offset)
             guard = facts.guard_at(call.lineno)
+            if self._lands_in_replacement(shared, call, callee, unit, local):
+                continue
             for finding in self._judge(shared, call, callee, site, facts.unpacked.get(id(call)), unit):
                 if guard and finding.level is Severity.ERROR:  # the plugin may already handle both versions
                     finding = replace(finding, severity=Severity.WARNING,
                                       details=(f"the call is guarded by {guard}", *finding.details))
                 yield finding
+
+    @staticmethod
+    def _lands_in_replacement(shared: _Context, call: ast.Call, callee: Callee, unit: Unit,
+                              local: dict[str, str]) -> bool:
+        """A call of a host function the plugin replaced (`mod.fn = replacement`), looked up when it
+        runs (`mod.fn(...)`, or a name imported inside the function), after the plugin loaded: it
+        lands in the replacement, so it is judged against that, and binding there is no finding."""
+        installed = shared.installed.get(callee.sym.path) if callee.mode == CALL else None
+        if installed is None or not isinstance(unit.node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return False
+        late = isinstance(call.func, ast.Attribute) or isinstance(call.func, ast.Name) and call.func.id in local
+        return late and not bind_call(installed.signature.params, call)
 
     @staticmethod
     def _alias_callee(shared: _Context, func: ast.AST, target: Symbol | None, unit: Unit) -> Callee | None:

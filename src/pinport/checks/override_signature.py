@@ -162,7 +162,14 @@ class SignaturesCheck:
         def finding(kind: Kind, suggestion: str, severity: Severity | None = None, **args: str) -> Finding:
             level = severity or kind.severity
             details = notes
-            if cap is not None and level.rank < cap.rank:
+            confirmed = [(site, attr) for site, attr, param in ctx.facts.confirming_sites(ctx.host, patch)
+                         if param == args.get("param")] if cap is not None and kind.severity is Severity.ERROR else []
+            if confirmed:  # the host calls it through an attribute holding the plugin's class: it fails there
+                level = Severity.ERROR
+                details = notes + tuple(f"confirmed by {ctx.host.index.paths[site.module]}:{site.line}, which calls "
+                                        f"it through `self.{attr}`, set to the plugin's class"
+                                        for site, attr in confirmed)
+            elif cap is not None and level.rank < cap.rank:
                 level = cap
             elif level is Severity.ERROR and _no_failing_caller(ctx, patch):
                 level = Severity.WARNING

@@ -110,7 +110,7 @@ def ledger_command(
 ) -> None:
     """Compare probe values across every pin the plugin had; exit 1 when a flag is raised."""
     try:
-        settings = load_settings(repo) if repo.is_dir() else Settings()
+        settings = load_settings(repo if repo.is_dir() else None)
         cache = Cache(cache_dir)
         index_cache = IndexCache.in_cache(cache)
         with progress_reporter(enabled=not no_progress) as progress:

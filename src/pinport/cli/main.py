@@ -23,7 +23,7 @@ from .. import __version__
 from ..accept import Baseline, baseline_document
 from ..api import run_scan
 from ..checks import CHECKS, select_checks
-from ..config import Settings, with_code_flags
+from ..config import Settings, url, with_code_flags
 from ..errors import ConfigError, PinportError, note_context
 from ..findings import Finding, ScanResult, Severity
 from ..port import MergeUnavailable
@@ -33,6 +33,7 @@ from ..report.html import render_html
 from ..report.markdown import render_markdown_summary
 from ..report.rules import rule, rule_text, rules
 from ..report.rules import write_docs as write_rule_docs
+from ..report.sarif import render_sarif
 from ..report.text import render_statistics, render_text
 from ..scan import Models
 from .inputs import input_options
@@ -92,6 +93,9 @@ def _output_options(func: Callable) -> Callable:
                      help="markdown: a compact report that fits a PR comment (tables and one line per finding)"),
         click.option("--full-report", metavar="URL",
                      help="markdown --summary: where the full report is (linked from the summary)"),
+        click.option("--docs-url", metavar="URL",
+                     help="sarif: a published copy of pinport's docs/ for helpUri/informationUri "
+                          "[default: setting docs-url, else the docs shipped with pinport, as file://]"),
         color_option,
     ]
     for option in reversed(options):
@@ -144,8 +148,10 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
          select: str, extend_select: str, ignore: str, per_file_ignores: tuple[str, ...],
          baseline: Path | None, write_baseline: Path | None, min_severity: str | None,
          statuses: tuple[str, ...], statistics: bool, summary_only: bool, full_report: str | None, color: str,
-         show_fixed: bool = False, show_info: bool = False, **inputs: object) -> int:
+         docs_url: str | None = None, show_fixed: bool = False, show_info: bool = False,
+         **inputs: object) -> int:
     # bad input is said before anything is fetched: output files, check names, codes, the baseline
+    docs_url = url(docs_url or "", "--docs-url")
     check_output_path(output)
     check_output_path(write_baseline)
     select_checks(checks)
@@ -180,6 +186,8 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
             text = render_text(shown, width=report_width(console) if output is None else None)
         elif fmt == "html":
             text = render_html(shown, _html_context(models, settings, shown))
+        elif fmt == "sarif":
+            text = render_sarif(shown, docs_url=docs_url or settings.docs_url)
         elif fmt == "markdown" and summary_only:
             text = render_markdown_summary(shown, full_report=full_report or "")
         else:

@@ -261,7 +261,8 @@ def run_gate(plugin_root: Path, env: GateEnv, settings: Settings, plugin: Plugin
     label = new_label or f"{settings.host_dist} {env.host_version}"
     steps: list[GateStep] = []
     sub_env = _subprocess_env(settings)
-    entry = settings.gate.entry_point or find_entry_point(project_root, settings.gate.entry_point_group)
+    entry = settings.gate.entry_point or find_entry_point(project_root, settings.gate.entry_point_group
+                                                              or f"{settings.host}.general_plugins")
     patches = _applied_patches(plugin)
     job = {"plugin_root": str(plugin_root), "package": plugin.package, "modules": plugin.modules,
            "host": settings.host, "env": dict(settings.gate.env), "stub": list(settings.gate.stub),

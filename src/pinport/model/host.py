@@ -48,7 +48,7 @@ class HostView:
 
     index: CodeIndex
     resolver: Resolver
-    env_module: str = "envs"  # the last part of the host's environment-flag module names (a profile setting)
+    env_module: str = ""  # the last part of the host's environment-flag module names (a host-profile setting)
     _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property

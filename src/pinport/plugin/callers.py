@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..model.binding import CONSTRUCT, UNBOUND, Callee, bind_call
+from ..model.binding import BOUND, CONSTRUCT, UNBOUND, Callee, bind_call
 from ..model.callsites import CallSite, failing_call_lines, iter_call_sites, modules_mentioning
 from ..model.host import HostView
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
@@ -105,6 +105,9 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str]) -
         if f"{site.module}.{site.unit}" in replaced:
             continue  # inside host code the plugin replaces: never runs once patched
         params = (fn.signature.params[:1] + repl) if site.callee.mode == UNBOUND and as_method else repl
+        if fn.is_staticmethod and site.callee.mode != BOUND and patch.function is not None:
+            # a plain function set in place of a staticmethod: called through the class, it gets every argument
+            params = patch.function.signature.params
         problems = bind_call(params, site.call)
         for problem in problems or ():
             failing.setdefault((problem.kind, problem.name), []).append((site, problem.given, problem.accepted))

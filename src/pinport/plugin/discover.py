@@ -406,13 +406,16 @@ class _Walker(ast.NodeVisitor):
     # -- registries naming their target by string ------------------------------------------------
     def _registered(self, node: ast.AST, decorators: list[ast.expr], fn: FunctionInfo | None) -> None:
         """`@register_patch(target="host.mod.Cls.meth")` / `@patch("host.mod", "Cls.meth")` on a def or
-        class: the object is installed at that host path, so it is an assignment patch there."""
+        class: the object is installed at that host path, so it is an assignment patch there (with
+        `build=True` the function only builds what is installed: its signature is not the patch's)."""
         for dec in decorators:
             path = string_target(dec, self.names.is_host) if isinstance(dec, ast.Call) else None
             if path and "." in path:
                 owner, _, name = path.rpartition(".")
-                self.out.patches.append(Patch(PatchKind.ASSIGNMENT, self.loc(node), owner, name, fn, self.module,
-                                              guard=self.guard, by_string=True))
+                built = any(kw.arg == "build" and not (isinstance(kw.value, ast.Constant) and not kw.value.value)
+                            for kw in dec.keywords)  # type: ignore[union-attr]
+                self.out.patches.append(Patch(PatchKind.ASSIGNMENT, self.loc(node), owner, name,
+                                              None if built else fn, self.module, guard=self.guard, by_string=True))
 
     def _registered_call(self, node: ast.Call) -> None:
         """`register_patch(target="host.mod.X")(obj)`: the decorator factory applied by hand."""

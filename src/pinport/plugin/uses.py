@@ -24,6 +24,7 @@ from .records import PatchKind
 FnNode = ast.FunctionDef | ast.AsyncFunctionDef
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
 ATTRIBUTE_GUARDS = {"AttributeError", "Exception", "BaseException"}
+_REGISTERS = ("register_buffer", "register_parameter", "register_module")  # torch.nn.Module setters by name
 
 
 def _annotation_text(node: ast.AST | None) -> str:
@@ -300,6 +301,9 @@ class _FactWalker:
     def visit_Call(self, node: ast.Call) -> None:
         func = chain(node.func)
         args = node.args
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _REGISTERS and args and isinstance(
+                args[0], ast.Constant) and isinstance(args[0].value, str):
+            self._registered(node.func.value, args[0].value)
         frame = self._self_frame(chain(args[0])) if args and isinstance(args[0], ast.Name) and self.frames else None
         if func in ("isinstance", "issubclass") and len(args) == 2:
             for item in args[1].elts if isinstance(args[1], ast.Tuple) else [args[1]]:
@@ -327,6 +331,14 @@ class _FactWalker:
               and isinstance(args[0].value, str)):
             self.frames[-1].keys.append((node, node.func.value.id, args[0].value, True))
         self.generic(node)
+
+    def _registered(self, receiver: ast.expr, name: str) -> None:
+        """`x.register_buffer("name", ...)` / `register_parameter` sets the attribute `name` on `x`
+        (`self`, or a layer a helper is handed), as an assignment `x.name = ...` would."""
+        frame = self._self_frame(receiver.id) if isinstance(receiver, ast.Name) and self.frames else None
+        if frame is not None:
+            frame.use.stores.add(name)
+        self.out.loose.add(name)  # like `x.name = ...`: a member some plugin code gives an object
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         for item in node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 
 from pinport.checks import CHECKS
@@ -65,25 +65,28 @@ def rule(code: str) -> Rule:
     return found
 
 
-@cache
-def project_url(label: str) -> str:
-    """An address from pinport's own metadata (pyproject `[project.urls]`, so none is written
-    twice): "homepage" or "documentation" (the repository's docs/ folder); "" when undeclared."""
-    try:
-        urls = metadata.metadata("pinport").get_all("Project-URL") or []
-    except metadata.PackageNotFoundError:
+def docs_base(docs_url: str = "") -> str:
+    """The address of pinport's docs folder: `docs_url` (the `docs-url` setting, a published copy)
+    when given, else the copy shipped inside the installed package as a file:// address ("" when
+    the package does not live on a file system). pinport has no public home to point at."""
+    if docs_url:
+        return docs_url.rstrip("/")
+    shipped = resources.files("pinport") / "docs"
+    if not isinstance(shipped, Path) or not (shipped / "rules").is_dir():
         return ""
-    for entry in urls:
-        name, _, url = entry.partition(",")
-        if name.strip().lower() == label:
-            return url.strip().rstrip("/")
-    return ""
+    return shipped.absolute().as_uri()
 
 
-def rule_url(code: str) -> str:
-    """The code's page under the repository's docs/rules/, or "" when no docs address is declared."""
-    docs = project_url("documentation")
-    return f"{docs}/rules/{code}.md" if docs else ""
+def rule_url(code: str, docs_url: str = "") -> str:
+    """The code's page, docs/rules/<code>.md, under `docs_base` ("" when there is none)."""
+    base = docs_base(docs_url)
+    return f"{base}/rules/{code}.md" if base else ""
+
+
+def rules_index_url(docs_url: str = "") -> str:
+    """The page listing every code, docs/rules/README.md, under `docs_base` ("" when there is none)."""
+    base = docs_base(docs_url)
+    return f"{base}/rules/README.md" if base else ""
 
 
 def rule_markdown(r: Rule, *, title: bool = True) -> str:

@@ -9,7 +9,7 @@ from urllib.parse import quote
 import pinport
 from pinport.findings import Finding, Kind, Location, ScanResult, Severity
 from pinport.report._common import rule_kinds, summarize
-from pinport.report.rules import project_url, rule_markdown, rule_text, rule_url, rules
+from pinport.report.rules import rule_markdown, rule_text, rule_url, rules, rules_index_url
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "pinport/v1"
@@ -63,7 +63,7 @@ def _related(f: Finding) -> list[dict[str, object]]:
     return related
 
 
-def _rule(kind: Kind) -> dict[str, object]:
+def _rule(kind: Kind, docs_url: str) -> dict[str, object]:
     out: dict[str, object] = {
         "id": kind.code,
         "name": kind.name,
@@ -76,7 +76,7 @@ def _rule(kind: Kind) -> dict[str, object]:
     if documented is not None:
         out["fullDescription"] = {"text": documented.summary}
         out["help"] = {"text": rule_text(documented), "markdown": rule_markdown(documented, title=False)}
-    if url := rule_url(kind.code):
+    if url := rule_url(kind.code, docs_url):
         out["helpUri"] = url
     return out
 
@@ -114,8 +114,12 @@ def _base(label: str, text: str) -> dict[str, object]:
     return {"description": {"text": f"{text}: {label}"}}
 
 
-def render_sarif(result: ScanResult) -> str:
-    """Render `result` as a SARIF 2.1.0 log, key-sorted so equal scans give equal files."""
+def render_sarif(result: ScanResult, *, docs_url: str = "") -> str:
+    """Render `result` as a SARIF 2.1.0 log, key-sorted so equal scans give equal files.
+
+    `helpUri` and `informationUri` point into `docs_url` (the `docs-url` setting: a published copy
+    of pinport's docs/ folder), by default into the copy shipped with the package (file://).
+    """
     kinds = rule_kinds(result.findings)
     index = {k.code: i for i, k in enumerate(kinds)}
     run = {
@@ -123,8 +127,8 @@ def render_sarif(result: ScanResult) -> str:
             "name": "pinport",
             "version": pinport.__version__,
             "semanticVersion": pinport.__version__,
-            **({"informationUri": home} if (home := project_url("homepage")) else {}),
-            "rules": [_rule(k) for k in kinds],
+            **({"informationUri": home} if (home := rules_index_url(docs_url)) else {}),
+            "rules": [_rule(k, docs_url) for k in kinds],
         }},
         "originalUriBaseIds": {
             PLUGIN_BASE: _base(result.plugin_label, "Plugin source tree"),
