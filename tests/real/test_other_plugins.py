@@ -144,16 +144,18 @@ def test_worker_extension_is_a_member_of_the_host_worker(real_models_of):
 
 
 def test_registry_patches_on_their_own_pin(real_models_of):
-    """vllm-rbln 0.12.0 on vLLM 0.30.0: its registry patches are judged, and the one error is true."""
+    """vllm-rbln 0.12.0 on vLLM 0.30.0: its registry patches are judged; the one true signature break is
+    a warning, because only one model's code reaches it (setting `optional-paths`)."""
     from pinport.scan import scan_models
     models, settings = real_models_of("vllm-rbln", "0.12.0", "0.30.0")
     result = scan_models(models, settings, strict=True)
-    errors = [(f.code, f.status.value, f"{f.plugin.path}:{f.plugin.line}", f.args.get("param"), f.new.path)
-              for f in result.findings if f.level.value == "error"]
-    # DeepseekV2MoE.forward takes already_sequence_parallel (deepseek_v2.py:410), which
-    # Dots3NoteMoE passes to super().forward(...) (dots3_note/nvidia/model.py:148)
-    assert errors == [("PP0101", "latent", "vllm_rbln/patches/deepseek_v2.py:70", "already_sequence_parallel",
-                       "vllm/model_executor/models/deepseek_v2.py")]
+    assert not [f for f in result.findings if f.level.value == "error"]
+    breaks = [(f.code, f.level.value, f.status.value, f"{f.plugin.path}:{f.plugin.line}", f.args.get("param"),
+               f.new.path) for f in result.findings if f.plugin.path.endswith("patches/deepseek_v2.py")]
+    # DeepseekV2MoE.forward takes already_sequence_parallel (deepseek_v2.py:410), which only
+    # Dots3NoteMoE passes to super().forward(...) (vllm/models/dots3_note/nvidia/model.py:148)
+    assert breaks == [("PP0101", "warning", "latent", "vllm_rbln/patches/deepseek_v2.py:70",
+                       "already_sequence_parallel", "vllm/model_executor/models/deepseek_v2.py")]
     # a plain function set in place of the staticmethod create_draft_parallel_config, called through
     # the class (config/speculative.py:1550), takes both arguments
     assert not [f for f in result.findings if f.code == "PP0111" and f.plugin.path.endswith("speculative_config.py")]
