@@ -24,7 +24,6 @@ from ..model.binding import (
     MISSING,
     TOO_MANY,
     TWICE,
-    UNBOUND,
     UNEXPECTED,
     BindProblem,
     Callee,
@@ -83,30 +82,11 @@ class _Context:
     def __init__(self, ctx: ScanContext) -> None:
         self.ctx = ctx
         host = ctx.host
-        self.provided: set[tuple[str, str]] = set()  # (canonical class path, member) the plugin defines
-        self.aliases: dict[tuple[str, str], str] = {}  # (canonical target, local name) -> host member path
-        self.patch_targets: dict[tuple[str, str], Symbol] = {}  # (plugin module, class qualname) -> target
-        self.subclass_bases: dict[tuple[str, str], Symbol] = {}
-        for target in ctx.plugin.surface.targets:
-            sym = host.resolve(target.target)
-            if sym is None or sym.kind != CLASS:
-                continue
-            key = (target.plugin_module, target.plugin_class)
-            if target.is_patch:
-                self.patch_targets.setdefault(key, sym)
-            else:
-                self.subclass_bases.setdefault(key, sym)
-        for patch in ctx.plugin.surface.patches:
-            if patch.kind is PatchKind.ALIAS:
-                holder = self.patch_targets.get((patch.plugin_module, patch.via)) if patch.via else None
-                if holder is not None:  # the patch copies `_orig_x` onto its target too
-                    self.aliases[(holder.path, patch.local_name)] = patch.alias_of
-                    self.provided.add((holder.path, patch.local_name))
-                continue
-            owner = host.resolve(patch.owner)
-            if owner is not None and owner.kind in (CLASS, MODULE) and patch.kind in (
-                    PatchKind.MEMBER, PatchKind.ASSIGNMENT):
-                self.provided.add((owner.path, patch.name))
+        # the plugin's classes against this host: targets, bases, kept `_orig_x` aliases, provided members
+        self.typing = ctx.facts.plugin_typing(host)
+        self.provided = self.typing.provided
+        self.patch_targets = self.typing.patch_targets
+        self.subclass_bases = self.typing.subclass_bases
         # host function path -> the plugin function installed in its place (`mod.fn = replacement`)
         self.installed: dict[str, FunctionInfo] = {}
         for patch in ctx.plugin.surface.patches:
@@ -196,7 +176,7 @@ class CallsCheck:
         if unit.node is not None:
             inf.bind_locals(unit.node, facts, Typed(cls_sym, True) if cls_sym is not None and unit.cls else None)
         for call in facts.calls:
-            callee = self._alias_callee(shared, call.func, target, unit) or inf.callee(call.func)
+            callee = shared.typing.alias_callee(module, unit, call.func) or inf.callee(call.func)
             if callee is None or not callee.sym.module:
                 continue
             if isinstance(call.func, ast.Name):  # name the callee as the plugin imports it: stable across moves
@@ -224,24 +204,6 @@ class CallsCheck:
             return False
         late = isinstance(call.func, ast.Attribute) or isinstance(call.func, ast.Name) and call.func.id in local
         return late and not bind_call(installed.signature.params, call)
-
-    @staticmethod
-    def _alias_callee(shared: _Context, func: ast.AST, target: Symbol | None, unit: Unit) -> Callee | None:
-        """`self._orig_x(...)` / `Patch._orig_x(...)` in a patch class: the upstream member it kept."""
-        if target is None or not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
-            return None
-        via_self = func.value.id in ("self", "cls")
-        via_class = func.value.id == unit.cls.rpartition(".")[2]
-        if not (via_self or via_class):
-            return None
-        kept = shared.aliases.get((target.path, func.attr), "")
-        sym = shared.ctx.host.resolve(kept) if kept else None
-        if sym is None or sym.kind not in (METHOD, FUNCTION) or not isinstance(sym.obj, FunctionInfo):
-            return None
-        if sym.kind == FUNCTION or sym.obj.is_staticmethod:
-            return Callee(sym, CALL, kept)
-        instance = func.value.id == "self"
-        return Callee(sym, BOUND if instance or sym.obj.is_classmethod else UNBOUND, kept, target)
 
     # -- judging one call -----------------------------------------------------------------------
     def _judge(self, shared: _Context, call: ast.Call, callee: Callee, site: Location, unpack: int | None,
