@@ -134,3 +134,27 @@ def test_settings_choose_the_group_and_regex_sources_come_first():
         read_pin(Settings(pin_sources=(PinSource("regex", file="x", pattern="("),)), read)
     with pytest.raises(ConfigError):
         read_pin(Settings(pin_sources=(PinSource("nope"),)), read)
+
+
+ASCEND_README = """
+| Branch           | Status       | Note                                 |
+|------------------|--------------|--------------------------------------|
+| main             | Maintained   | CI commitment for vLLM main branch and vLLM v0.30.0 tag |
+| releases/v0.18.0 | Maintained   | CI commitment for vLLM 0.18.0 version |
+"""
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"README.md": ASCEND_README}, "0.30.0"),  # a checkout's README: the main branch's tag
+    ({"PKG-INFO": "Name: vllm_ascend\n\n" + ASCEND_README}, "0.30.0"),  # an sdist's long description
+    ({".github/vllm-release-tag.commit": "v0.31.0\n", "README.md": ASCEND_README}, "0.31.0"),  # the CI tag first
+    # negative twins: a maintained release branch is not the pin; nothing stated, nothing read
+    ({"README.md": ASCEND_README.replace("| main ", "| other")}, None),
+    ({"pyproject.toml": '[project]\ndependencies = ["vllm"]\n'}, None),
+])
+def test_vllm_ascend_profile_reads_the_pin_its_repository_states(files, expected, tmp_path):
+    from pinport.config import load_settings
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "vllm-ascend"\n', encoding="utf-8")
+    settings = load_settings(tmp_path)  # the profile is chosen by the project's name
+    assert settings.profile == "vllm_ascend"
+    assert read_pin(settings, files.get) == expected

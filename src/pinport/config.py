@@ -305,6 +305,9 @@ class Settings:
     # host modules (prefixes) whose code runs only for some models or features: a break only they
     # reach is a warning, not an error
     optional_paths: tuple[str, ...] = setting((), strings(dotted_name))
+    # host methods the host runs without naming them (`forward` through torch's `Module.__call__`):
+    # an ordinary subclass's override of one is always reachable
+    called_implicitly: tuple[str, ...] = setting((), strings(nonempty))
     # how host expressions that build plain values (tensors), not host objects, start
     plain_values: tuple[str, ...] = setting((), strings(nonempty))
     # plugin entry-point groups besides <host>.general_plugins and <host>.platform_plugins

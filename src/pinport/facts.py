@@ -26,7 +26,7 @@ from .model.resolve import CLASS, EXTERNAL, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.assigned import AssignedAttribute, find_assigned_attributes
-from .plugin.callers import Failure, host_call_failures, replaced_units
+from .plugin.callers import Failure, host_call_failures, override_reached, replaced_units
 from .plugin.forks import Copies, find_copies, find_copy_sources
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
@@ -237,6 +237,13 @@ class ScanFacts:
         (see `plugin.callers.host_call_failures`); the signatures and callers checks both ask."""
         key = ("failures", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
         return self.keep(key, lambda: host_call_failures(view, patch, self.replaced_units(view)))
+
+    def override_reached(self, view: HostView, patch: Patch) -> bool:
+        """Whether `view`'s code may call an ordinary subclass's override in a way it cannot accept
+        (see `plugin.callers.override_reached`): a mismatch nothing in the host can trip is context."""
+        key = ("override-reached", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
+        return self.keep(key, lambda: override_reached(view, patch, self.replaced_units(view),
+                                                                 self.settings.called_implicitly))
 
     @cached_property
     def origins(self) -> dict[tuple[str, int], Origin]:

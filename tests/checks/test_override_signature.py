@@ -131,14 +131,41 @@ def test_assignment_replacement():
     assert only(result, "PP0101").plugin.line == 7
 
 
-def test_subclass_override_is_capped_at_warning():
+_SUBCLASS = "from host.runner import Runner\n\nclass Mine(Runner):\n    def step(self, a):\n        pass\n"
+_RUNNER = "class Runner:\n    def step(self, a, b=None):\n        pass\n"
+
+
+@pytest.mark.parametrize(("caller", "expected"), [
+    # a host call that passes what the override lacks may reach it: capped at warning (ordinary subclass)
+    ("def drive(r: Runner):\n    r.step(1, b=2)\n", ["PP0101 warning drift"]),
+    ("def drive(r):\n    r.step(1, 2)\n", ["PP0101 warning drift"]),  # receiver of unknown type
+    ("def drive(r):\n    getattr(r, 'step')(1, 2)\n", ["PP0101 warning drift"]),  # named as a string
+    ("def drive(r: Runner):\n    fn = r.step\n    fn(1, 2)\n", ["PP0101 warning drift"]),  # a bare reference
+    # negative twins: no host call can trip the mismatch
+    ("", ["PP0101 info drift"]),  # only the plugin calls it (here: nobody)
+    ("def drive(r: Runner):\n    r.step(1)\n", ["PP0101 info drift"]),  # positionally, the same arity
+    ("class Other:\n    def step(self, a, b):\n        pass\n\n\n"
+     "def drive(o: Other):\n    o.step(1, 2)\n", ["PP0101 info drift"]),  # typed: another class's method
+])
+def test_subclass_override_warns_only_where_a_host_call_can_reach_the_mismatch(caller, expected):
     old = {"host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"}
-    new = {"host/runner.py": "class Runner:\n    def step(self, a, b):\n        pass\n"}
-    plugin = {PATCH: "from host.runner import Runner\n\nclass Mine(Runner):\n    def step(self, a):\n        pass\n"}
-    result = run_scan(old, new, plugin, checks=(SignaturesCheck(),))
-    expect(result, ["PP0101 warning drift"])
+    new = {"host/runner.py": _RUNNER + "\n\n" + caller}
+    result = run_scan(old, new, {PATCH: _SUBCLASS}, checks=(SignaturesCheck(),))
+    expect(result, expected)
     finding = only(result, "PP0101")
-    assert finding.level.value == "warning"
+    assert finding.plugin.unit == "Mine.step" and finding.new.path == "host/runner.py" and finding.new.line == 2
+    if "info" in expected[0]:
+        assert finding.details[-1].startswith("no call in host 2.0 can fail against the override")
+
+
+def test_implicitly_called_override_is_always_reached():
+    # `forward` runs through Module.__call__ (setting called-implicitly): no host text names the call
+    old = {"host/runner.py": "class Runner:\n    def forward(self, a):\n        pass\n"}
+    new = {"host/runner.py": "class Runner:\n    def forward(self, a, b=None):\n        pass\n"}
+    plugin = {PATCH: _SUBCLASS.replace("def step", "def forward")}
+    expect(run_scan(old, new, plugin, checks=(SignaturesCheck(),), called_implicitly=("forward",)),
+           ["PP0101 warning drift"])
+    expect(run_scan(old, new, plugin, checks=(SignaturesCheck(),)), ["PP0101 info drift"])
 
 
 def test_abstract_base_defaults_do_not_bind_the_override():
@@ -159,7 +186,9 @@ _FORKED = ("from host.base import BackendBase\n\n\nclass Backend(BackendBase):\n
 
 def _fork_scan(**plugin: str):
     old = {"host/base.py": _FORK_BASE, "host/flash.py": _FORKED}
-    new = {"host/base.py": _FORK_BASE.replace("(self, n)", "(self, n, spec=None)"), "host/flash.py": _FORKED}
+    # NEW's base takes `spec`, and a host call passes it (so an override without it can be reached)
+    new = {"host/base.py": _FORK_BASE.replace("(self, n)", "(self, n, spec=None)") +
+           "\n\ndef shape_of(b: BackendBase):\n    return b.shape(1, spec=2)\n", "host/flash.py": _FORKED}
     return run_scan(old, new, {"plug/flash_fork.py": _FORKED, **plugin}, names=("signatures",),
                     forks=(("plug/flash_fork.py", "host/flash.py"),))
 
@@ -203,14 +232,23 @@ class Layer:
 """
 
 
-@pytest.mark.parametrize(("plugin", "expected"), [
-    (_LAYER, ["PP0201 info latent"]),  # only the plugin calls it, and passes `extra`
-    (_LAYER.replace("self.runner.step(a, extra=2)", "self.runner.step(a, 2)"), ["PP0201 info latent"]),
-    (_LAYER.replace("self.runner.step(a, extra=2)", "self.runner.other(a)"), ["PP0201 warning latent"]),  # twin
+_HOST_RUNNER = "class Runner:\n    def step(self, a):\n        pass\n"
+_HOST_CALLER = "\n\ndef drive(r: Runner):\n    r.step(1)\n"  # a host call of a Runner: it reaches the override
+
+
+@pytest.mark.parametrize(("plugin", "host", "expected"), [
+    (_LAYER, _HOST_RUNNER + _HOST_CALLER, ["PP0201 info latent"]),  # only the plugin passes `extra`
+    (_LAYER.replace("self.runner.step(a, extra=2)", "self.runner.step(a, 2)"), _HOST_RUNNER + _HOST_CALLER,
+     ["PP0201 info latent"]),
+    # twin: the plugin does not pass `extra`, and the host's call reaches the override without it
+    (_LAYER.replace("self.runner.step(a, extra=2)", "self.runner.other(a)"), _HOST_RUNNER + _HOST_CALLER,
+     ["PP0201 warning latent"]),
+    # nobody calls it: no host call can trip it either
+    (_LAYER.replace("self.runner.step(a, extra=2)", "self.runner.other(a)"), _HOST_RUNNER, ["PP0201 info latent"]),
 ])
-def test_extra_parameter_only_the_plugin_passes(plugin, expected):
-    host = {"host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"}
-    expect(run_scan(host, host, {"plug/layer.py": plugin}, checks=(SignaturesCheck(),)), expected)
+def test_extra_parameter_only_the_plugin_passes(plugin, host, expected):
+    trees = {"host/runner.py": host}
+    expect(run_scan(trees, trees, {"plug/layer.py": plugin}, checks=(SignaturesCheck(),)), expected)
 
 
 def test_assigning_over_the_hosts_class_of_the_same_name_does_not_use_the_forks():

@@ -163,3 +163,17 @@ def test_registry_patches_on_their_own_pin(real_models_of):
     rope = [f for f in result.findings if f.plugin.path == "vllm_rbln/patches/rotary_embedding.py"
             and f.code.startswith("PP01")]
     assert rope and all(f.args["base"].endswith("RotaryEmbedding.forward_native") for f in rope)
+
+
+@pytest.mark.parametrize(("version", "pin"), [("0.30.0rc1", "0.30.0"), ("0.29.0rc1", "0.28.0")])
+def test_vllm_ascend_pin_read_from_its_readme(version, pin):
+    """vllm-ascend requires an unversioned vLLM; its README's branch table states the tag its main
+    branch is tested on (PKG-INFO in the sdist: "CI commitment for vLLM main branch and vLLM vX tag").
+    The built-in vllm_ascend profile reads it; without it, `--old` would be needed."""
+    tree = release("vllm-ascend", version)
+    root = tree.project_root or tree.root
+    settings = load_settings(root)
+    read, listing = _reader(root)
+    assert settings.profile == "vllm_ascend"
+    assert [s.requirement for s in find_pins(read, "vllm", listing) if s.exact] == []
+    assert read_pin(settings, read, listing, host_versions) == pin

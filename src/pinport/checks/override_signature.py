@@ -169,6 +169,10 @@ class SignaturesCheck:
                 details = notes + tuple(f"confirmed by {ctx.host.index.paths[site.module]}:{site.line}, which calls "
                                         f"it through `self.{attr}`, set to the plugin's class"
                                         for site, attr in confirmed)
+            elif cap is not None and level.rank <= cap.rank and not ctx.facts.override_reached(ctx.host, patch):
+                level = Severity.INFO  # only the plugin calls it, or every host call binds to the override
+                details = notes + (f"no call in {label} can fail against the override: every host call of "
+                                   f"`{patch.name}` binds to it (or only the plugin calls it)",)
             elif cap is not None and level.rank < cap.rank:
                 level = cap
             elif level is Severity.ERROR and _no_failing_caller(ctx, patch):

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 
 from ..model.binding import BOUND, CONSTRUCT, UNBOUND, Callee, bind_call
 from ..model.callsites import CallSite, failing_call_lines, iter_call_sites, modules_mentioning
+from ..model.inference import host_inference
+from ..model.units import call_name, iter_units, spans, walk_unit
 from ..model.host import HostView
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import FunctionInfo, Param, ParamKind, has_var_keyword, has_var_positional
@@ -112,6 +114,53 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str]) -
         for problem in problems or ():
             failing.setdefault((problem.kind, problem.name), []).append((site, problem.given, problem.accepted))
     return base, repl, failing
+
+
+def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], implicit: Iterable[str] = ()) -> bool:
+    """Whether host code may call an ordinary subclass's override in a way it cannot accept.
+
+    False only when no host call of the member's name that can reach the overridden class could
+    fail against the override: each `.name(` call in the host either binds to the override (say,
+    positionally with the same arity), is typed as a call of an unrelated class's member, or lies
+    in host code the plugin replaces; or there is none (only the plugin calls it). A call whose
+    receiver is not known counts as reaching. The host must also neither name the member as a
+    string (`collective_rpc("name")`, `getattr(x, "name")`) or as a bare reference (`fn =
+    self.name`) nor reach it without naming it (`implicit`: `forward` through `Module.__call__`).
+    Constructors always count as reached: the host builds classes it is handed by name.
+    """
+    owner, base = view.replaced_member(patch.owner, patch.name)
+    name = patch.name
+    if owner is None or owner.kind != CLASS or base is None or base.kind != METHOD or patch.function is None \
+            or name.startswith("__") or name in implicit:
+        return True
+    repl = replacement_params(patch, owner)
+    index, resolver = view.index, view.resolver
+    if repl is None or any(modules_mentioning(index, f"{q}{name}{q}", resolver.top) for q in "\"'"):
+        return True
+    reference = re.compile(rf"\.{re.escape(name)}\b(?!\s*\()")
+    if any(reference.search(index.source(m)) for m in modules_mentioning(index, f".{name}", resolver.top)):
+        return True
+    related = {c.path for c in resolver.mro(owner)}
+
+    def reaches(callee: Callee | None) -> bool:
+        if callee is None:
+            return True  # a receiver of unknown type may be the plugin's instance
+        receiver = callee.receiver
+        return callee.sym.path == base.path and (receiver is None or receiver.path in related or owner.path in {
+            c.path for c in resolver.mro(receiver)})
+
+    for module, lines in _candidates(view, owner, name, True, repl).items():
+        tree = index.parsed(module)
+        for unit in iter_units(tree) if tree is not None else ():
+            if not any(spans(unit, line) for line in lines) or f"{module}.{unit.qualname}" in replaced:
+                continue
+            walk = walk_unit(index, module, unit)
+            calls = [c for c in walk.calls if call_name(c) == name and any(
+                c.lineno <= line <= (c.end_lineno or c.lineno) for line in lines)]
+            inference = host_inference(resolver, module, unit, walk) if calls else None
+            if inference is not None and any(reaches(inference.callee(c.func)) for c in calls):
+                return True
+    return False
 
 
 def replaced_units(view: HostView, patches: Iterable[Patch]) -> frozenset[str]:
