@@ -13,11 +13,11 @@ from collections.abc import Iterable
 
 from ..model.binding import BOUND, CONSTRUCT, UNBOUND, Callee, bind_call
 from ..model.callsites import CallSite, failing_call_lines, iter_call_sites, modules_mentioning
-from ..model.inference import host_inference
-from ..model.units import call_name, iter_units, spans, walk_unit
 from ..model.host import HostView
+from ..model.inference import host_inference
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import FunctionInfo, Param, ParamKind, has_var_keyword, has_var_positional
+from ..model.units import call_name, iter_units, spans, walk_unit
 from .records import Patch, PatchKind
 
 CALLED_DUNDERS = ("__init__", "__new__")  # dunders whose callers are ordinary calls: Cls(...)

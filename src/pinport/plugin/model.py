@@ -8,8 +8,9 @@ from functools import cached_property
 
 from ..config import Settings
 from ..model.index import CodeIndex
-from .discover import PluginNames, PluginSurface, discover
+from .discover import discover
 from .project import EntryPoint, find_packages, host_entry_points
+from .surface import PluginNames, PluginSurface
 
 
 @dataclass

@@ -1,0 +1,97 @@
+"""Plugin functions that change how their callers read, found before a module is walked.
+
+A call `reg(Host, Mine)` installs an out-of-tree replacement when `reg` calls `base.register_oot(cls)`
+on its parameters; `install(name, mod)` is a `sys.modules` stand-in when it stores its argument
+there; a function every call of which sits under a host-feature probe (`find_spec`, `hasattr`,
+`getattr(..., None)`) only runs on the host versions that have what it uses.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ..model.index import CodeIndex
+from ..model.parse import dotted, resolve_relative
+
+OOT = "register_oot"
+
+
+def oot_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] | None:
+    """For `def reg(base, cls): ... base.register_oot(cls)`: the positions of base and cls."""
+    params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+    for sub in ast.walk(node):
+        if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == OOT
+                and isinstance(sub.func.value, ast.Name) and sub.args and isinstance(sub.args[0], ast.Name)
+                and sub.func.value.id in params and sub.args[0].id in params):
+            return params.index(sub.func.value.id), params.index(sub.args[0].id)
+    return None
+
+
+def stand_in_helpers(index: CodeIndex, module: str) -> dict[str, int]:
+    """Functions of a plugin module that install their argument into sys.modules: name -> position."""
+    tree = index.parsed(module) if module in index.modules else None
+    out: dict[str, int] = {}
+    for stmt in tree.body if tree is not None and "sys.modules" in index.source(module) else ():
+        if not isinstance(stmt, ast.FunctionDef):
+            continue
+        params = [a.arg for a in stmt.args.args]
+        for sub in ast.walk(stmt):
+            key = None
+            if isinstance(sub, ast.Call) and dotted(sub.func) in ("sys.modules.setdefault",) and sub.args:
+                key = sub.args[0]
+            elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store) and dotted(sub.value) == "sys.modules":
+                key = sub.slice
+            if isinstance(key, ast.Name) and key.id in params:
+                out[stmt.name] = params.index(key.id)
+                break
+    return out
+
+
+@dataclass(frozen=True)
+class _Imported:
+    module: str
+
+
+def plugin_imports(tree: ast.Module, module: str, index: CodeIndex) -> list[_Imported]:
+    """Plugin modules a module imports names from (`from pkg.loader import helper`)."""
+    out = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom):
+            base = resolve_relative(module, index.is_package(module), stmt.level, stmt.module)
+            if base in index.modules:
+                out.append(_Imported(base))
+    return out
+
+
+_PROBES = ("find_spec", "hasattr", "getattr")
+
+
+def probe_guarded(tree: ast.Module) -> set[str]:
+    """Names of functions that the module calls (`f(...)`, `self.f(...)`) only inside the body of an
+    `if` whose test probes for a host feature (`find_spec(...)`, `hasattr(...)`, `getattr(..., None)`):
+    the plugin already handles the host versions that lack what the function uses."""
+    sites: dict[str, list[bool]] = {}
+
+    def walk(node: ast.AST, probed: bool) -> None:
+        if isinstance(node, ast.If):
+            test_probes = any(isinstance(n, ast.Call) and dotted(n.func).rpartition(".")[2] in _PROBES
+                              for n in ast.walk(node.test))
+            walk(node.test, probed)
+            for stmt in node.body:
+                walk(stmt, probed or test_probes)
+            for stmt in node.orelse:
+                walk(stmt, probed)
+            return
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else (
+                func.attr if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id in ("self", "cls") else "")
+            if name:
+                sites.setdefault(name, []).append(probed)
+        for child in ast.iter_child_nodes(node):
+            walk(child, probed)
+
+    walk(tree, False)
+    return {name for name, guarded in sites.items() if guarded and all(guarded)}
