@@ -58,7 +58,9 @@ def inline_tree(root: Path, package: str, label: str, files: dict[str, str]) -> 
 
 # The CLI tests' host: `Runner.step` gains a parameter from OLD to NEW (one PP0101 for an override).
 RUNNER_OLD = "class Runner:\n    def step(self, a):\n        pass\n"
-RUNNER_NEW = "class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n"
+# NEW's host calls `step` with the new keyword, so an override without it can be reached (a warning)
+RUNNER_NEW = ("class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n\n\n"
+              "def drive(runner: Runner):\n    runner.step(1, is_profiling=True)\n")
 
 
 def cli_trees(root: Path, plugin: dict[str, str]) -> dict[str, Path]:

@@ -19,10 +19,10 @@ from typing import Any
 from .config import Settings
 from .findings import Location
 from .model.callsites import CallSite
-from .model.host import HostView
+from .model.host import HostView, receiving_params
 from .model.index import IndexCache
 from .model.inference import Inference
-from .model.resolve import CLASS, EXTERNAL, Resolver, Symbol
+from .model.resolve import CLASS, EXTERNAL, INERT_BASES, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.assigned import AssignedAttribute, find_assigned_attributes
@@ -187,6 +187,16 @@ class ScanFacts:
                                                          owner.obj.methods)
                    for owner in self.plugin_resolver.mro(sym))
 
+    def foreign_base(self, module: str, qualname: str) -> bool:
+        """Whether a plugin class has a base from neither the plugin nor the host (`torch.nn.Module`
+        next to a host base, a third-party mixin): it may give instances any member."""
+        sym = self.plugin_resolver.resolve(f"{module}.{qualname}")
+        if sym is None or sym.kind != CLASS:
+            return False
+        host = self.settings.host
+        return any(s.kind != CLASS and s.path not in INERT_BASES and s.path != host and not s.path.startswith(host + ".")
+                   for s in self.plugin_resolver.mro(sym)[1:])
+
     def plugin_members(self, owner: str) -> set[str]:
         """Members the plugin itself gives instances of host class `owner`: patch members, and everything
         its patch classes and subclasses of that class define or assign."""
@@ -269,6 +279,27 @@ class ScanFacts:
             units = [(m, u, self.plugin_unit_walk(m, u)) for m in self.plugin.modules for u in self.plugin_units(m)]
             return host_calls(self.plugin_typing(view), units, lambda m, u: self.plugin_inference(view, m, u))
         return self.keep(("host-calls", id(view)), build)
+
+    def helper_stores(self, view: HostView, method: HostMethod) -> frozenset[str]:
+        """Attributes host helpers set on a plugin method's `self` when the method hands it to them
+        (`self.quant_method.create_weights(self, ...)` registering `w13_weight` on its `layer`)."""
+        def build() -> frozenset[str]:
+            me = method.node.args.args[0].arg if method.node.args.args else ""
+            found: set[str] = set()
+            for call in self.host_calls(view) if me else ():
+                if call.module == method.module and call.unit.qualname == method.qualname:
+                    for param in receiving_params(call.callee, call.call, me):
+                        found |= view.attributes_set_on(call.callee.sym, param)
+            return frozenset(found)
+        return self.keep(("helper-stores", id(view), method.module, method.qualname), build)
+
+    def host_helper_sets(self, view: HostView, owners: Iterable[Symbol], method: HostMethod) -> frozenset[str]:
+        """Attributes host helpers set on `self` of a plugin method of host classes `owners`: helpers
+        the host classes' own methods hand `self` to, and helpers the plugin method hands it to."""
+        out = set(self.helper_stores(view, method))
+        for owner in owners:
+            out |= view.attributes_from_helpers(owner)
+        return frozenset(out)
 
     def forwarded_name(self, view: HostView, base: Symbol) -> str:
         """The member a host passthrough method hands everything to (`def forward_oot(self, *args,

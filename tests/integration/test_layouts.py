@@ -27,7 +27,8 @@ def trees(request, tmp_path: Path) -> dict[str, object]:
     old, new, plugin = tmp_path / "old", tmp_path / "new", tmp_path / "plugin"
     write_tree(old, {"host/__init__.py": "", "host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"})
     write_tree(new, {"host/__init__.py": "",
-                     "host/runner.py": "class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n"})
+                     "host/runner.py": "class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n"
+                     "\n\n\ndef drive(runner: Runner):\n    runner.step(1, is_profiling=True)\n"})
     prefix = "src/" if request.param == "src" else ""
     write_tree(plugin, {"pyproject.toml": PYPROJECT, f"{prefix}plug/__init__.py": "", f"{prefix}plug/patch.py": PATCH,
                         "tests/test_x.py": "import plug\n"})

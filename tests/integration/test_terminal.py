@@ -24,7 +24,8 @@ optional-dependencies = {host = ["host==1.0"]}
 host = "host"
 """
 OLD_RUNNER = "class Runner:\n    def step(self, a):\n        pass\n"
-NEW_RUNNER = "class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n"
+NEW_RUNNER = "class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n" \
+             "\n\n\ndef drive(runner: Runner):\n    runner.step(1, is_profiling=True)\n"  # a host call that reaches the override
 # an optional upstream parameter the subclass lacks (warning, drift); an import of a name that
 # neither host version has (error, latent: already broken on OLD)
 PATCH = ("from host.runner import Runner\nfrom host.runner import gone\n\n"

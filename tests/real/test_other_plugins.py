@@ -177,3 +177,32 @@ def test_vllm_ascend_pin_read_from_its_readme(version, pin):
     assert settings.profile == "vllm_ascend"
     assert [s.requirement for s in find_pins(read, "vllm", listing) if s.exact] == []
     assert read_pin(settings, read, listing, host_versions) == pin
+
+
+def test_torch_module_base_next_to_host_bases_gives_members(real_models_of):
+    """vllm-ascend 0.30.0rc1's model classes are `nn.Module` subclasses mixing in host interfaces
+    (`class AscendDeepseekV4ForCausalLM(nn.Module, SupportsPP, ...)`, models/deepseek_v4/model.py:1044):
+    `self.named_parameters()` (model.py:1162) is torch's, not an undefined member. Nine PP0051 errors
+    on its own pin (vLLM 0.30.0) were false before third-party bases were understood."""
+    from pinport.scan import scan_models
+    models, settings = real_models_of("vllm-ascend", "0.30.0rc1", "0.30.0")
+    facts = models.facts(settings)
+    assert facts.foreign_base("vllm_ascend.models.deepseek_v4.model", "AscendDeepseekV4ForCausalLM")
+    assert not facts.foreign_base("vllm_ascend.models.deepseek_v4.model", "DeepseekV2MixtureOfExperts")
+    result = scan_models(models, settings, checks=("undefined",), strict=True)
+    assert [f for f in result.findings if f.args.get("name") == "named_parameters"] == []
+    # the check still judges these modules: a name defined nowhere stays an error
+    assert any(f.code == "PP0051" and f.level.value == "error" for f in result.findings)
+
+
+def test_host_helper_handed_self_registers_the_quant_scales(real_models_of):
+    """vLLM 0.24.0's `Attention.__init__` hands `self` to `_init_kv_cache_quant` (attention.py:430),
+    which calls `set_default_quant_scales(layer, register_buffer=True)` (:153), which registers
+    `_k_scale`, `_q_scale`, ... on it (:98-:100): members vllm-rbln 0.11.2's attention patches see."""
+    models, _ = real_models_of("vllm-rbln", "0.11.2", "0.24.0")
+    view = models.new
+    attention = view.resolve("vllm.model_executor.layers.attention.attention.Attention")
+    assert attention is not None
+    given = view.attributes_from_helpers(attention)
+    assert {"_k_scale", "_v_scale", "_q_scale", "_prob_scale"} <= given
+    assert "_k_scale" not in attention.obj.instance_attrs  # not assigned on `self` in the class itself

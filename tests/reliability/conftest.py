@@ -16,7 +16,8 @@ from sources.conftest import fake_index, make_wheel, pip_settings  # noqa: F401 
 
 HOST_OLD = {"host/__init__.py": "", "host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"}
 HOST_NEW = {"host/__init__.py": "",
-            "host/runner.py": "class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n"}
+            "host/runner.py": "class Runner:\n    def step(self, a, is_profiling=False):\n        pass\n"
+                          "\n\n\ndef drive(runner: Runner):\n    runner.step(1, is_profiling=True)\n"}
 PLUGIN = {
     "pyproject.toml": '[project]\nname = "plug"\n\n[tool.pinport]\nhost = "host"\n',
     "plug/__init__.py": "",

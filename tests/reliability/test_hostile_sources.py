@@ -85,7 +85,8 @@ def test_line_endings_python_accepts_keep_every_line_in_place(tmp_path, ending):
 def test_form_feed_lines_do_not_shift_positions_or_defaults(tmp_path):
     """`str.splitlines` splits at \\x0c, Python does not: lines and default texts stay Python's."""
     new_runner = ("class Runner:\n\x0c\n    def step(self, a, is_profiling=False):\n        pass\n\x0c\n"
-                  "    def stop(self, now=\"soon\"):\n        pass\n")
+                  "    def stop(self, now=\"soon\"):\n        pass\n\x0c\n\n\ndef drive(runner: Runner):\n"
+                  "    runner.step(1, is_profiling=True)\n")  # a host call reaching the override
     old_runner = "class Runner:\n    def step(self, a):\n        pass\n\n    def stop(self, now=\"later\"):\n        pass\n"
     plugin = {**PLUGIN_FILES, "plug/patch.py": "from host.runner import Runner\n\x0c\n\n"
                                                "class Mine(Runner):\n    def step(self, a):\n        pass\n\x0c\n"

@@ -105,15 +105,16 @@ class AttributesCheck:
             if attr in use.stores or attr in use.guarded or attr in provided or attr in loose or (
                     attr.startswith("__") and attr.endswith("__")):
                 continue
-            if unit.plugin_class and not unit.is_patch and ctx.facts.plugin_defines(unit.module, unit.plugin_class,
-                                                                                  attr):
-                continue
+            if unit.plugin_class and not unit.is_patch and (ctx.facts.plugin_defines(
+                    unit.module, unit.plugin_class, attr) or ctx.facts.foreign_base(unit.module, unit.plugin_class)):
+                continue  # the plugin class, or a base from outside plugin and host, may define it
             here = [ctx.host.member(o, attr, unit.instance) for o in owners]  # type: ignore[arg-type]
             there = [ctx.other.member(o, attr, unit.instance) if o is not None and o.kind == CLASS else None
                      for o in others]
             if not any(here):
                 found = next((t for t in there if t is not None and t.kind != EXTERNAL), None)
-                if found is not None and not _is_copied(copied, unit):
+                if found is not None and not _is_copied(copied, unit) and attr not in ctx.facts.host_helper_sets(
+                        ctx.host, owners, unit):  # type: ignore[arg-type]
                     yield self._not_set(ctx, unit, attr, nodes, owners[0], found)  # type: ignore[arg-type]
                 continue
             sym_here = next((h for h in here if h is not None), None)

@@ -19,7 +19,14 @@ from ..findings import Finding, Kind, Severity
 from ..model.host import HostView
 from ..model.resolve import CLASS, EXTERNAL, INERT_BASES, Symbol
 from ..model.summary import ClassInfo
-from ..plugin.uses import caught_names, children, param_names, plugin_class_info, self_name
+from ..plugin.uses import (
+    HostMethod,
+    caught_names,
+    children,
+    param_names,
+    plugin_class_info,
+    self_name,
+)
 from .base import ScanContext
 
 NAME = "undefined"
@@ -247,11 +254,19 @@ class UndefinedCheck:
                     continue
                 if attr in frozenset().union(*(ctx.facts.provided_by_plugin(ctx.host, o) for o in owners)):  # type: ignore[arg-type]
                     continue
+                if self._given_elsewhere(ctx, unit, owners, attr):  # type: ignore[arg-type]
+                    continue
                 cls = owners[0].path.rpartition(".")[2]  # type: ignore[union-attr]
                 yield Finding(UNDEFINED_MEMBER, {"name": attr, "cls": cls, "label": ctx.host.label},
                               ctx.plugin_site(unit.module, unit.qualname, nodes[0]),
                               subject=f"{unit.owners[0]}.{attr}",
                               suggestion=f"define `{attr}` in the plugin, or remove the code path that uses it")
+
+    @staticmethod
+    def _given_elsewhere(ctx: ScanContext, unit: HostMethod, owners: list[Symbol], attr: str) -> bool:
+        """Set by a host helper handed `self`, or possibly by a base from outside plugin and host."""
+        return attr in ctx.facts.host_helper_sets(ctx.host, owners, unit) or bool(
+            unit.plugin_class and not unit.is_patch and ctx.facts.foreign_base(unit.module, unit.plugin_class))
 
     def _plugin_class_members(self, ctx: ScanContext) -> Iterator[Finding]:
         """`self.X` in classes of the plugin's own (no host or unknown base) that nothing defines."""

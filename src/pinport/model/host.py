@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..findings import Location
+from .binding import BOUND, Callee
 from .callsites import modules_mentioning, text_lines
 from .index import CodeIndex
-from .inference import function_node
+from .inference import function_node, host_inference
 from .resolve import (
     CLASS,
     EXTERNAL,
@@ -28,12 +29,14 @@ from .resolve import (
     Symbol,
     own_member,
 )
-from .summary import ClassInfo, FunctionInfo
+from .summary import ClassInfo, FunctionInfo, ParamKind
 from .units import Unit, UnitWalk, call_name, iter_units, spans, walk_unit
 
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
 _SETATTR = re.compile(r"setattr\(\s*self\s*,\s*([A-Za-z_]\w*)\s*,")
 _CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+_REGISTERS = ("register_buffer", "register_parameter", "register_module")  # torch.nn.Module setters by name
+_HELPER_DEPTH = 3  # how many helpers deep an argument's attributes are followed
 _RELATED_LIMIT = 120  # modules searched for related classes; a bigger package is searched one level deep
 
 
@@ -287,3 +290,93 @@ class HostView:
                         out.append((module, unit, min(lines)))
             return out
         return self.memo(("calling", name), build)
+
+    # -- attributes host helpers set on an argument ---------------------------------------------
+    def attributes_set_on(self, fn: Symbol, param: str, depth: int = _HELPER_DEPTH) -> frozenset[str]:
+        """Attributes a host function sets on its parameter `param`: `layer.x = ...` (annotated too),
+        `layer.register_buffer("x", ...)` / `register_parameter` / `register_module`, `setattr(layer,
+        "x", ...)`, and what the host helpers it hands `layer` on to set (a few calls deep)."""
+        def build() -> frozenset[str]:
+            node = self.function_node(fn)
+            if node is None:
+                return frozenset()
+            found = set(parameter_stores(node, param))
+            unit = next((u for u in self.units(fn.module) if u.node is node), None) if depth > 1 else None
+            if unit is not None:
+                found |= self.attributes_from_calls(fn.module, unit, param, depth - 1)
+            return frozenset(found)
+        return self.memo(("sets-on", fn.path, param, depth), build)
+
+    def attributes_from_calls(self, module: str, unit: Unit, name: str, depth: int = _HELPER_DEPTH) -> frozenset[str]:
+        """Attributes the host callables a host unit calls with its local `name` as an argument set on
+        it (`create_weights(self, layer)` handing `layer` to a helper that assigns `layer.w = ...`)."""
+        walk = self.walk_unit(module, unit)
+        calls = [c for c in walk.calls if _passes(c, name)]
+        if not calls:
+            return frozenset()
+        inference = host_inference(self.resolver, module, unit, walk)
+        found: set[str] = set()
+        for call in calls:
+            callee = inference.callee(call.func)
+            for param in receiving_params(callee, call, name) if callee is not None else ():
+                found |= self.attributes_set_on(callee.sym, param, depth)
+        return frozenset(found)
+
+    def attributes_from_helpers(self, cls: Symbol) -> frozenset[str]:
+        """Attributes host helpers set on instances of `cls` (through its MRO) when its methods hand
+        them `self`: `init_state(self)` assigning `layer._x = ...`, `quant_method.create_weights(self)`
+        calling `layer.register_parameter("w", ...)`. Asked only for a member no lookup finds."""
+        def build() -> frozenset[str]:
+            found: set[str] = set()
+            for owner in self.resolver.mro(cls):
+                if owner.kind != CLASS or not isinstance(owner.obj, ClassInfo) or not owner.module:
+                    continue
+                methods = {m.line for m in owner.obj.methods.values()}
+                for unit in self.units(owner.module):
+                    node = unit.node
+                    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno in methods and \
+                            unit.qualname.startswith(owner.path[len(owner.module) + 1:] + ".") and node.args.args:
+                        found |= self.attributes_from_calls(owner.module, unit, node.args.args[0].arg)
+            return frozenset(found)
+        return self.memo(("helper-attributes", cls.path), build)
+
+
+def _passes(call: ast.Call, name: str) -> bool:
+    return any(isinstance(a, ast.Name) and a.id == name for a in (*call.args, *(k.value for k in call.keywords)))
+
+
+def receiving_params(callee: Callee, call: ast.Call, name: str) -> list[str]:
+    """The callee's parameters that receive the local `name` in this call (positionally or by keyword)."""
+    fn = callee.sym.obj
+    if not isinstance(fn, FunctionInfo) or callee.sym.kind not in (FUNCTION, METHOD):
+        return []
+    positional = [p.name for p in fn.signature.params if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
+    if callee.mode == BOUND and not fn.is_staticmethod:
+        positional = positional[1:]
+    out = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        if isinstance(arg, ast.Name) and arg.id == name and i < len(positional):
+            out.append(positional[i])
+    out.extend(k.arg for k in call.keywords if k.arg and isinstance(k.value, ast.Name) and k.value.id == name)
+    return out
+
+
+def parameter_stores(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> set[str]:
+    """Attributes one function sets on its parameter `param` itself (no call followed)."""
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store) and isinstance(sub.value, ast.Name) \
+                and sub.value.id == param:
+            found.add(sub.attr)
+        elif isinstance(sub, ast.Call) and len(sub.args) >= 2:
+            func, key = sub.func, sub.args[0]
+            if isinstance(func, ast.Attribute) and func.attr in _REGISTERS and isinstance(func.value, ast.Name) \
+                    and func.value.id == param and isinstance(key, ast.Constant) and isinstance(key.value, str):
+                found.add(key.value)
+            elif isinstance(func, ast.Name) and func.id == "setattr" and isinstance(key, ast.Name) and \
+                    key.id == param and isinstance(sub.args[1], ast.Constant) and isinstance(sub.args[1].value, str):
+                found.add(sub.args[1].value)
+    return found
+

@@ -140,6 +140,8 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     reference = re.compile(rf"\.{re.escape(name)}\b(?!\s*\()")
     if any(reference.search(index.source(m)) for m in modules_mentioning(index, f".{name}", resolver.top)):
         return True
+    if _reordered(base, repl) and modules_mentioning(index, f".{name}(", resolver.top):
+        return True  # a positional call that binds may still hand a value to the wrong parameter
     related = {c.path for c in resolver.mro(owner)}
 
     def reaches(callee: Callee | None) -> bool:
@@ -161,6 +163,18 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
             if inference is not None and any(reaches(inference.callee(c.func)) for c in calls):
                 return True
     return False
+
+
+def _reordered(base: Symbol, repl: tuple[Param, ...]) -> bool:
+    """Whether a parameter both take positionally sits at another position in the override (a
+    positional call then binds, but hands it the wrong value); a rename in place is harmless."""
+    fn = base.obj
+    if not isinstance(fn, FunctionInfo):
+        return True
+    params = fn.signature.params[0 if fn.is_staticmethod else 1:]
+    theirs = [p.name for p in params if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
+    ours = [p.name for p in repl if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
+    return any(n in ours and ours.index(n) != i for i, n in enumerate(theirs))
 
 
 def replaced_units(view: HostView, patches: Iterable[Patch]) -> frozenset[str]:
