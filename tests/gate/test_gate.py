@@ -104,7 +104,7 @@ def test_switch_to_the_parallel_implementation_is_decided_from_the_environment(p
     [kept] = [f for f in patched.findings if f.code == "PP0081"]
     assert kept.level is Severity.INFO and kept.subject == "tinyhost.workers.fast_runner.Runner"
     assert kept.args["chosen"] == "the patched `tinyhost.workers.runner.Runner`"
-    assert (kept.args["test"], kept.args["site"]) == ("envs.TINYHOST_FAST", "tinyhost/workers/worker.py:7")
+    assert (kept.args["test"], kept.args["site"]) == ("flags.TINYHOST_FAST", "tinyhost/workers/worker.py:7")
     assert kept.details == ("flags: TINYHOST_FAST=unset (False)",)
     bypassed = _gate(plugin_tree, host_trees, envs["1.0"], "1.0", TINYHOST_FAST="1")
     [chosen] = [f for f in bypassed.findings if f.code == "PP0081"]
