@@ -258,6 +258,22 @@ def test_the_guard_rails_catch_what_they_forbid():
     assert "pathlib.Path" in _imported("pinport.checks.x", reads)
 
 
+# The pipeline a finding travels, lowest first (STYLE's layout): an import may only point down it.
+_STAGES = ("sources", "model", "plugin", "facts", "checks", "scan", "report", "cli")
+
+
+def test_imports_point_down_the_pipeline(modules):
+    for name, tree in modules.items():
+        stage = name.split(".")[1] if name.count(".") else ""
+        if stage not in _STAGES:
+            continue
+        for imported in _imported(name, tree):
+            parts = imported.split(".")
+            if parts[0] == "pinport" and len(parts) > 1 and parts[1] in _STAGES:
+                assert _STAGES.index(parts[1]) <= _STAGES.index(stage), \
+                    f"{name} imports {imported}: {stage} sits below {parts[1]} in the pipeline"
+
+
 def test_registry_order_and_its_docstring_table_agree():
     import pinport.checks as registry
 
