@@ -193,9 +193,9 @@ class ScanFacts:
         sym = self.plugin_resolver.resolve(f"{module}.{qualname}")
         if sym is None or sym.kind != CLASS:
             return False
-        host = self.settings.host
-        return any(s.kind != CLASS and s.path not in INERT_BASES and s.path != host and not s.path.startswith(host + ".")
-                   for s in self.plugin_resolver.mro(sym)[1:])
+        known = (self.settings.host, *(self.plugin.packages or (self.plugin.package,)))  # host and plugin roots
+        return any(s.kind == EXTERNAL and s.path not in INERT_BASES and not any(
+            s.path == top or s.path.startswith(top + ".") for top in known) for s in self.plugin_resolver.mro(sym)[1:])
 
     def plugin_members(self, owner: str) -> set[str]:
         """Members the plugin itself gives instances of host class `owner`: patch members, and everything
