@@ -290,6 +290,26 @@ def test_every_check_implements_the_protocol_including_cost():
         assert inspect.isgeneratorfunction(type(check).run), check.name
 
 
+def test_checks_judging_new_only_yield_nothing_on_the_old_pass():
+    from types import SimpleNamespace
+
+    from pinport.checks.base import judges_new_only
+    from pinport.checks.call_defaults import DefaultsCheck
+    from pinport.checks.copied_lines import CopiedLinesCheck
+
+    class Counts:
+        @judges_new_only
+        def run(self, ctx):
+            yield from ctx.items
+
+    items = [1, 2]
+    assert list(Counts().run(SimpleNamespace(judging_new=True, items=items))) == items
+    assert list(Counts().run(SimpleNamespace(judging_new=False, items=items))) == []
+    assert inspect.isgeneratorfunction(Counts.run)
+    for check in (DefaultsCheck(), CopiedLinesCheck()):  # the OLD pass reads no fact at all
+        assert list(check.run(SimpleNamespace(judging_new=False))) == []
+
+
 _SEEN = Kind("PP9901", "Seen", "seen `{name}`", Severity.INFO, None, "crashes")
 
 
