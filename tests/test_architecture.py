@@ -113,8 +113,9 @@ def _imported(module: str, tree: ast.Module) -> set[str]:
 
 
 def test_no_check_imports_another_check(modules):
+    """Nor does `checks/base.py`, which every check imports (that would be an import of them all)."""
     for name, tree in _check_modules(modules).items():
-        if name.rpartition(".")[2] not in CHECK_MODULES:
+        if name.rpartition(".")[2] not in CHECK_MODULES | {"base"}:
             continue
         own = name.rpartition(".")[2]
         bad = {i for i in _imported(name, tree) if i.startswith("pinport.checks.")
