@@ -19,7 +19,9 @@ but left alone may still be broken (latent findings especially). Both are also g
 
 Precision proper comes from the hand-verified answer files of tests/real/answers/moves/: each
 labels every error and warning of one real move true or false (read in the vLLM sources); the
-job is scanned as `pinport scan` runs it and each check's true/labelled count is printed.
+job is scanned as `pinport scan` runs it and each check's true/labelled count is printed. The
+other plugins' validated releases (tests/real/answers/<dist>-<version>.toml) are scanned on their
+own pin and their error and warning precision printed the same way.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from pinport.sources.registry import cached_releases
 
 OTHER_PLUGINS = Path(__file__).resolve().parent.parent / "tests" / "real" / "plugins.toml"
 MOVES = Path(__file__).resolve().parent.parent / "tests" / "real" / "answers" / "moves"
+OWN_PINS = MOVES.parent  # the other plugins' validated releases, each on its own pin
 PAIRS = [  # arctic-inference: (before, after, before's pin, after's pin)
     ("0.0.4", "0.0.6", "0.8.1", "0.8.4"),
     ("0.0.7", "0.0.8", "0.8.4", "0.9.0.1"),
@@ -120,6 +123,33 @@ def answered_precision(answer_file: Path, cache: Cache, index_cache: IndexCache,
         cell[1] += 1
     return {"move": f"{answers['plugin']} {answers['version']}: {answers['old']} -> {answers['new']}",
             "by_check": dict(sorted(table.items())), "unlabelled": unlabelled}
+
+
+def own_pin_precision(answer_file: Path, cache: Cache, index_cache: IndexCache, checks: tuple[str, ...]) -> dict:
+    """Score one validated release on its own pin (tests/real/answers/<dist>-<version>.toml): how many of
+    its errors and warnings are labelled true (a real break / a host path reaching the mismatch)."""
+    answers = tomllib.loads(answer_file.read_text(encoding="utf-8"))
+    labels: dict[str, bool] = {}
+    for entry in (*answers.get("finding", ()), *answers.get("warning", ())):
+        for where in (entry["plugin"], *entry.get("also", ())):
+            labels[where] = bool(entry["verdict"])
+    plugin = fetch_release(answers["plugin"], answers["version"], cache=cache, prefer="sdist")
+    settings = load_settings(plugin.project_root or plugin.root)
+    host = fetch_release(settings.host_dist, answers["host"], cache=cache, prefer="wheel", packages=(settings.host,))
+    result = scan_models(load_models(plugin, host, host, settings, cache=index_cache), settings, checks=checks)
+    cells = {"error": [0, 0], "warning": [0, 0]}
+    unlabelled = 0
+    for f in result.findings:
+        if f.level is Severity.INFO or not f.plugin:
+            continue
+        where = f"{f.plugin.path}:{f.plugin.line}"
+        if where not in labels:
+            unlabelled += 1
+            continue
+        cells[f.level.value][0] += labels[where]
+        cells[f.level.value][1] += 1
+    return {"release": f"{answers['plugin']} {answers['version']} on vLLM {answers['host']}", **cells,
+            "unlabelled": unlabelled}
 
 
 def _ratio(cells) -> str:
@@ -201,8 +231,16 @@ def main() -> int:
               f"warnings {_ratio([v['warning'] for v in cells.values() if 'warning' in v])}")
         for check, by_level in cells.items():
             print(f"    {check:<14} " + "  ".join(f"{level} {_ratio([cell])}" for level, cell in sorted(by_level.items())))
+    own_pins = [own_pin_precision(path, cache, index_cache, checks) for path in sorted(OWN_PINS.glob("*.toml"))
+                if not args.plugin or path.name.startswith(args.plugin + "-")]
+    if own_pins:
+        print("\nprecision on their own pin, the other plugins' validated releases (answer files):")
+    for row in own_pins:
+        print(f"    {row['release']:<44} errors {_ratio([row['error']])}  warnings {_ratio([row['warning']])}  "
+              f"unlabelled {row['unlabelled']}")
     if args.json:
-        args.json.write_text(json.dumps({"pairs": rows, "answered": answered}, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps({"pairs": rows, "answered": answered, "own_pins": own_pins}, indent=2) + "\n",
+                             encoding="utf-8")
     return 0
 
 
