@@ -103,6 +103,7 @@ class Rebase:
     stops: object | None = None
     gate: object | None = None  # the gate's result (`pinport.gate.GateResult`) with --gate
     after: ScanResult | None = None  # the working tree's own scan, when it differs from the base
+    html: str | None = None  # REBASE_REPORT.html when it was rendered beside the stops (else when written)
     seconds: float = 0.0
 
     @property
@@ -285,11 +286,18 @@ def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
         return (plan_fixes(result.findings, models.new, snapshot.read),  # findings name files from the root
                 verified_port(models, settings, result.findings))
 
-    if options.stops and can_fork():  # the stops (over both cores) and the edits' planning side by side
+    def plan_edits_and_report() -> tuple[FixPlan, tuple[PortItem, ...], str]:
+        """The edits' planning, then the HTML report (it needs the merges, not the stops)."""
+        from .documents import render_html_report
+
+        rebase.fixes, rebase.port = plan_edits()
+        return rebase.fixes, rebase.port, render_html_report(rebase)
+
+    if options.stops and can_fork():  # the stops (over both cores) beside the edits' planning and the report
         from .stops import find_stops
 
-        rebase.stops, (rebase.fixes, rebase.port) = run_beside(
-            plan_edits, lambda: find_stops(rebase, cache, index_cache, progress))
+        rebase.stops, (rebase.fixes, rebase.port, rebase.html) = run_beside(
+            plan_edits_and_report, lambda: find_stops(rebase, cache, index_cache, progress))
     else:
         rebase.fixes, rebase.port = plan_edits()
         if options.stops:
