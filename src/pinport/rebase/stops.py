@@ -117,7 +117,7 @@ def _judge(versions: Sequence[str], args: tuple) -> list[tuple[str, list[Finding
         for version in versions:
             index = views[version].index
             for lender in lenders:
-                index.share_parsed(lender)
+                index.lend_from(lender)
             # each release's facts start from the last one's: the plugin-side facts it added carry on
             facts = facts.with_hosts(old, views[version])
             out.append((version, judge_one_side(plugin, views[version], old, settings, facts=facts)))
