@@ -44,6 +44,7 @@ def test_changed_fork_evidence_and_pending_hunk():
     assert (finding.old.path, finding.new.path) == ("host/backend.py", "host/backend.py")
     assert finding.subject == "host.backend" and finding.args["name"] == FORK_PATH
     assert finding.args["pending"] == 1 and finding.level is Severity.WARNING
+    assert (finding.args["unit"], finding.args["where"]) == ("AttentionImpl.forward", " to `AttentionImpl.forward`")
     assert "-        key_cache, value_cache = kv_cache.unbind(0)" in finding.details
     assert "+        key_cache, value_cache = kv_cache.unbind(1)" in finding.details
 
@@ -101,6 +102,10 @@ def test_declared_fork_that_does_not_exist():
     expect(result, ["PP0804 warning drift"])
     finding = only(result, "PP0804")
     assert finding.args["name"] == "plug/nope.py" and finding.level is Severity.WARNING
+    # neither side exists: one finding, naming the plugin's side first
+    both = scan(BACKEND, forks=(("plug/nope.py", "host/nope.py"),))
+    expect(both, ["PP0804 warning drift"])
+    assert (only(both, "PP0804").args["name"], only(both, "PP0804").args["label"]) == ("plug/nope.py", "plugin")
 
 
 def test_removed_inherited_member_evidence():
@@ -308,3 +313,19 @@ def test_copied_line_of_a_module_forked_and_mirrored_only():
     result = run_scan(old, {**old, "host/backend.py": LAYOUT}, plugin, checks=(CopiedLinesCheck(),))
     expect(result, ["PP0805 warning drift write_kv:3"], at=True)
     assert only(result, "PP0805").old.path == "host/backend.py"
+
+
+REGISTER = {"plug/register.py": "from plug.tree_backend import AttentionImpl\n\nIMPLS = [AttentionImpl]\n"}
+
+
+@pytest.mark.parametrize(("new_backend", "expected"), [
+    # upstream changed `BackendOptions`, which the fork keeps but no plugin code hands on: nothing to port
+    (BACKEND.replace("        self.block_size = block_size\n", "        self.block_size = block_size or 16\n"),
+     ["no PP0801"]),
+    (LAYOUT, ["PP0801 warning drift AttentionImpl.forward:31"]),  # twin: the class the plugin registers
+])
+def test_hunks_in_a_fork_class_nothing_uses_are_left_out(new_backend, expected):
+    old = {"host/backend.py": BACKEND, "host/base.py": BASE}
+    new = {"host/backend.py": new_backend, "host/base.py": BASE}
+    result = run_scan(old, new, {FORK_PATH: FORK, **REGISTER}, checks=(ForksCheck(),))
+    expect(result, expected, at=True)
