@@ -47,8 +47,10 @@ class ChainsCheck:
     def _unit(self, ctx: ScanContext, module: str, unit: Unit) -> Iterator[Finding]:
         uses = ctx.facts.uses.by_name.get((module, unit.qualname))
         first = uses.self_name if uses is not None else ""
-        reads = [n for n in ast.walk(unit.node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
-                 and _is_chain(n.value, first, uses)]
+        reads = ctx.facts.keep(  # the plugin's own nodes: once for every host version judged
+            ("chain-reads", module, unit.qualname, unit.node.lineno),
+            lambda: [n for n in ast.walk(unit.node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+                     and _is_chain(n.value, first, uses)])
         if not reads:
             return
         judged = ctx.facts.plugin_inference(ctx.host, module, unit)

@@ -103,7 +103,9 @@ class ClosedValuesCheck:
             for unit in ctx.facts.plugin_units(module):
                 if unit.node is None:
                     continue
-                candidates = [n for n in ast.walk(unit.node) if _candidate(n)]
+                candidates = ctx.facts.keep(  # the plugin's own nodes: once for every host version judged
+                    ("values-candidates", module, unit.qualname, unit.node.lineno),
+                    lambda unit=unit: [n for n in ast.walk(unit.node) if _candidate(n)])
                 if not candidates:
                     continue
                 here = ctx.facts.plugin_inference(ctx.host, module, unit)
