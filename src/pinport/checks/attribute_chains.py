@@ -45,10 +45,8 @@ class ChainsCheck:
                 yield from self._unit(ctx, module, unit)
 
     def _unit(self, ctx: ScanContext, module: str, unit: Unit) -> Iterator[Finding]:
-        uses = ctx.facts.uses.by_name.get((module, unit.qualname))
-        first = uses.self_name if uses is not None else ""
-        reads = [n for n in ast.walk(unit.node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
-                 and _is_chain(n.value, first, uses)]
+        reads = ctx.facts.keep(("chain-reads", module, unit.qualname, unit.node.lineno),
+                               lambda: _chain_reads(ctx, module, unit))
         if not reads:
             return
         judged = ctx.facts.plugin_inference(ctx.host, module, unit)
@@ -91,6 +89,14 @@ class ChainsCheck:
                        details=details, suggestion=f"find what {ctx.host.label} `{here.sym.path.rpartition('.')[2]}` "
                                                    f"offers instead of `{node.attr}`",
                        **ctx.pair(ctx.host.location(here.sym), ctx.other.location(found))._asdict())
+
+
+def _chain_reads(ctx: ScanContext, module: str, unit: Unit) -> tuple[ast.Attribute, ...]:
+    """The attribute reads of a unit this check judges (the same on both runs: plugin facts only)."""
+    uses = ctx.facts.uses.by_name.get((module, unit.qualname))
+    first = uses.self_name if uses is not None else ""
+    return tuple(n for n in ctx.facts.plugin_unit_nodes(module, unit) if isinstance(n, ast.Attribute)
+                 and isinstance(n.ctx, ast.Load) and _is_chain(n.value, first, uses))
 
 
 def _has(ctx: ScanContext, view, inf: Inference, typed: Typed, name: str) -> bool:  # noqa: ANN001

@@ -103,7 +103,7 @@ class ClosedValuesCheck:
             for unit in ctx.facts.plugin_units(module):
                 if unit.node is None:
                     continue
-                candidates = [n for n in ast.walk(unit.node) if _candidate(n)]
+                candidates = _candidates(ctx, module, unit)
                 if not candidates:
                     continue
                 here = ctx.facts.plugin_inference(ctx.host, module, unit)
@@ -170,6 +170,12 @@ def _is_str(node: ast.AST) -> bool:
 
 def _dropped(value: str, before: frozenset[str], now: frozenset[str]) -> bool:
     return value in before and value not in now
+
+
+def _candidates(ctx: ScanContext, module: str, unit: Unit) -> list[ast.AST]:
+    """The unit's nodes `_candidate` keeps, found once for both runs (plugin facts only)."""
+    return ctx.facts.keep(("closed-value-candidates", module, unit.qualname, getattr(unit.node, "lineno", 0)),
+                          lambda: [n for n in ctx.facts.plugin_unit_nodes(module, unit) if _candidate(n)])
 
 
 def _candidate(node: ast.AST) -> bool:

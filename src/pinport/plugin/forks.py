@@ -101,6 +101,8 @@ def find_forks(plugin: PluginModel, old: CodeIndex, threshold: float,
         score = _alignment(theirs, ours) / len(theirs) if theirs else 0.0
         out[mod] = Fork(mod, plugin.index.paths[mod], host, old.paths[host], round(score, 3), True)
     basenames = _basenames(old)
+    words: dict[str, set[str]] = {}  # host module -> its identifiers (a host file is a candidate of many)
+    lines: dict[str, Counter[str]] = {}  # host module -> its substantive lines, counted
     for module in plugin.modules:
         if module in out:
             continue
@@ -113,13 +115,23 @@ def find_forks(plugin: PluginModel, old: CodeIndex, threshold: float,
         ids = set(_WORD.findall(plugin.index.source(module))) - _COMMON
         ranked = []
         for host in sorted(candidates):
-            other = set(_WORD.findall(old.source(host))) - _COMMON
+            if host not in words:
+                words[host] = set(_WORD.findall(old.source(host))) - _COMMON
+            other = words[host]
             ranked.append((len(ids & other) / (len(ids | other) or 1), host))
         ranked.sort(key=lambda r: (-r[0], r[1]))
         best: Fork | None = None
+        counted: Counter[str] | None = None
         for _, host in ranked[:_TOP]:
             theirs = _substantive(old, host)
             if len(theirs) < _MIN_LINES:
+                continue
+            if host not in lines:
+                lines[host] = Counter(theirs)
+            counted = counted if counted is not None else Counter(ours)
+            bound = sum((lines[host] & counted).values())  # no alignment matches more lines than both hold
+            if bound / len(theirs) < threshold or bound < _PLUGIN_SHARE * len(ours) or (
+                    best is not None and bound / len(theirs) <= best.score):
                 continue
             matched = _alignment(theirs, ours)
             score = matched / len(theirs)
