@@ -22,6 +22,7 @@ from .model.callsites import CallSite
 from .model.host import HostView
 from .model.index import IndexCache
 from .model.inference import Inference
+from .model.nodes import walk
 from .model.resolve import CLASS, EXTERNAL, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
@@ -113,8 +114,8 @@ class ScanFacts:
         """Every node under a plugin function's node, in `ast.walk` order: walked once per scan,
         however many checks and facts filter it on however many runs."""
         key = ("nodes", module, getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        root, nodes = self.keep(key, lambda: (node, tuple(ast.walk(node))))
-        return nodes if root is node else tuple(ast.walk(node))  # another tree's node at the same place
+        root, nodes = self.keep(key, lambda: (node, tuple(walk(node))))
+        return nodes if root is node else tuple(walk(node))  # another tree's node at the same place
 
     def plugin_unit_walk(self, module: str, unit: Unit) -> UnitWalk:
         """One walk over a plugin unit: its calls, imports, assignments, guards."""
