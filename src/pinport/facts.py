@@ -66,6 +66,9 @@ class ScanFacts:
         compute them, or before judging many host versions with `with_hosts`)."""
         for name in _PLUGIN_SIDE:
             getattr(self, name)
+        for module in self.plugin.modules:  # nearly every check walks the plugin's units
+            for unit in self.plugin_units(module):
+                self.plugin_unit_walk(module, unit)
 
     def with_hosts(self, old: HostView, new: HostView) -> ScanFacts:
         """The facts of the same plugin against another host pair (the rebase's stops judge one

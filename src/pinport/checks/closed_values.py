@@ -51,7 +51,8 @@ class _Use(NamedTuple):
 
 class ClosedValuesCheck:
     name = NAME
-    cost = 0.5  # relative run time, to spread checks over two cores
+    cost = 7  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
+    shares = ("host_calls", "plugin_inference")  # costly shared facts: run beside the checks reading them
     drift = (7,)
     kinds = KINDS
     description = "strings the plugin passes, assigns or compares are still in the host's closed sets"

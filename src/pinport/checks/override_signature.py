@@ -69,7 +69,8 @@ def _no_failing_caller(ctx: ScanContext, patch: Patch) -> bool:
 
 class SignaturesCheck:
     name = NAME
-    cost = 0.3  # relative run time, to spread checks over two cores
+    cost = 5  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
+    shares = ("copies", "call_failures")  # costly shared facts: run beside the checks reading them
     drift = (1, 2)
     kinds = KINDS
     description = "every override accepts what the member it replaces accepts"
