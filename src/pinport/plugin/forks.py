@@ -32,6 +32,7 @@ _TOP = 3  # candidates aligned line by line per plugin file
 _PLUGIN_SHARE = 0.25  # the matched lines must also be this share of the plugin file
 _WINDOW = 40  # lines searched for an anchor, and for the replacement of a changed line
 _LINE_THRESHOLD = 0.75  # token similarity for a near-verbatim copied line
+_REPLACED = 0.5  # token similarity for the NEW line that replaced an OLD one
 _LINE_MIN_TOKENS = 8  # shorter lines (`return x`, `super().__init__()`) are copied everywhere by nature
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _COMMON = frozenset(keyword.kwlist) | {"self", "cls", "None", "True", "False", "int", "str", "len", "torch",
@@ -342,10 +343,11 @@ def _new_form(old: CodeIndex, new: CodeIndex, changed: _Changed, old_line: int) 
     if low >= high:
         return 0, ""  # the neighbours close up around nothing: the line was removed
     mine = line_tokens(a[i])
-    scored = [(token_ratio(mine, line_tokens(b[j])), -j) for j in range(low, min(high, low + 4 * _WINDOW))
+    scored = [(token_ratio(mine, line_tokens(b[j]), _REPLACED), -j)
+              for j in range(low, min(high, low + 4 * _WINDOW))
               if b[j] and not b[j].startswith("#")]
     score, neg = max(scored, default=(0.0, 0))
-    return (-neg + 1, b[-neg]) if score >= 0.5 else (0, "")
+    return (-neg + 1, b[-neg]) if score >= _REPLACED else (0, "")
 
 
 def _units(plugin: PluginModel, module: str) -> list[tuple[int, int, str]]:
@@ -452,8 +454,8 @@ def _match_line(old: CodeIndex, new: CodeIndex, toks: list[str], exact: dict[str
         candidates = [(1.0, exact[norm])]
     else:  # same shape, some names renamed: it must still share two distinctive names
         mine = _distinctive(toks)
-        candidates = [(token_ratio(toks, c.tokens[other]), (c, other)) for c, other in shaped.get(_shape(toks), ())
-                      if len(mine & _distinctive(c.tokens[other])) >= 2]
+        candidates = [(token_ratio(toks, c.tokens[other], _LINE_THRESHOLD), (c, other))
+                      for c, other in shaped.get(_shape(toks), ()) if len(mine & _distinctive(c.tokens[other])) >= 2]
         candidates = [x for x in candidates if x[0] >= _LINE_THRESHOLD]
     for score, (c, other) in sorted(candidates, key=lambda x: (-x[0], x[1][0].module, x[1][1])):
         new_line, new_text = _new_form(old, new, c, c.lines[other])
@@ -462,7 +464,7 @@ def _match_line(old: CodeIndex, new: CodeIndex, toks: list[str], exact: dict[str
         new_toks = line_tokens(new_text)
         if new_line and _shape(new_toks) == _shape(c.tokens[other]):
             continue  # upstream only renamed its locals: nothing for the plugin's own names to follow
-        if new_line and token_ratio(toks, new_toks) >= score:
+        if new_line and token_ratio(toks, new_toks, score) >= score:
             continue  # the plugin line is at least as close to NEW's form: already ported
         return c, other, score, new_line, new_text
     return None
