@@ -305,8 +305,7 @@ def _changed_lines(old: CodeIndex, new: CodeIndex, module: str, kept: set[str],
         return None
     changed: dict[str, int] = {}
     tokens: dict[str, list[str]] = {}
-    for i, raw in enumerate(source_lines(old, module), 1):
-        text = raw.strip()
+    for i, text in enumerate(_stripped(old, module), 1):
         if text in kept:
             continue
         toks = _statement_tokens(text)
@@ -319,6 +318,11 @@ def _changed_lines(old: CodeIndex, new: CodeIndex, module: str, kept: set[str],
     return _Changed(module, new_module, changed, tokens) if changed else None
 
 
+def _stripped(index: CodeIndex, module: str) -> list[str]:
+    """A module's lines, stripped (kept on the index: OLD's and NEW's are read by every line judged)."""
+    return index.memo(("stripped", module), lambda: [x.strip() for x in source_lines(index, module)])
+
+
 def _new_form(old: CodeIndex, new: CodeIndex, changed: _Changed, old_line: int) -> tuple[int, str]:
     """(NEW line, text) that replaced an OLD line, or (0, "") when it was removed.
 
@@ -327,8 +331,8 @@ def _new_form(old: CodeIndex, new: CodeIndex, changed: _Changed, old_line: int) 
     """
     if changed.new_module is None:
         return 0, ""
-    a = [x.strip() for x in source_lines(old, changed.module)]
-    b = [x.strip() for x in source_lines(new, changed.new_module)]
+    a = _stripped(old, changed.module)
+    b = _stripped(new, changed.new_module)
     if changed.anchors is None:
         count_a, count_b = Counter(a), Counter(b)
         where_b = {x: j for j, x in enumerate(b) if count_b[x] == 1}
@@ -378,8 +382,8 @@ def find_copied_lines(plugin: PluginModel, old: CodeIndex, new: CodeIndex, host_
     counterparts = counterparts or {}
     with_counterparts = {module for module, _ in counterparts}
     surface = sorted(m for m in host_modules if m in old.modules)
-    kept = {x.strip() for m in surface if m in new.modules for x in source_lines(new, m)}
-    was = {x.strip() for m in surface for x in source_lines(old, m)}
+    kept = set().union(*(_stripped(new, m) for m in surface if m in new.modules))
+    was = set().union(*(_stripped(old, m) for m in surface))
     kept_normal = {normalise(x) for x in kept - was}  # only these can normalise like a vanished line
     changed = [c for c in (_changed_lines(old, new, m, kept, kept_normal) for m in surface) if c]
     exact: dict[str, tuple[_Changed, str]] = {}
