@@ -58,6 +58,7 @@ def test_mirror_reading_a_member_new_no_longer_sets(imports, bases):
 # -- guard rails: the layout is the architecture -------------------------------------------------
 import ast  # noqa: E402
 import inspect  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pinport  # noqa: E402
@@ -135,16 +136,31 @@ def test_no_module_imports_a_private_module_of_another_package(modules):
                     break
 
 
-# What a check may not call: the parser, or anything that reads or searches source text.
-_READS_SOURCE = {"parsed", "source", "lines", "line_text", "read_text", "read_bytes", "grep", "parse", "walk_plugin"}
+# What a check may not call: the parser, or anything that reads, lists or searches source text.
+_READS_SOURCE = {"parsed", "source", "lines", "line_text", "read_text", "read_bytes", "grep", "parse", "walk_plugin",
+                 "parse_module", "summarize", "load_index", "load_indexes", "load_text", "share_parsed",
+                 "decode_source", "python_lines", "readlines", "iterdir", "glob", "rglob", "scandir", "listdir"}
+# Built-ins a check may not call: they open files, compile or run code.
+_BUILTINS = {"open", "compile", "exec", "eval", "__import__"}
+# What a check may not import: the parser, the file sources, file and process access, code loading.
+_READS_MODULES = ("pinport.model.parse", "pinport.sources", "ast.parse", "pathlib", "os", "io", "tokenize",
+                  "libcst", "glob", "mmap", "shutil", "subprocess", "importlib", "pickle", "marshal", "runpy")
 
 
 def test_no_check_parses_or_reads_source(modules):
     for name, tree in _check_modules(modules).items():
         for node in ast.walk(tree):
             called = _called(node)
-            assert called not in _READS_SOURCE and called != "open", \
+            assert called not in _READS_SOURCE, \
                 f"{name}:{node.lineno} calls `{called}`: checks read facts (ctx.facts, the host views), not source"
+            assert not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BUILTINS), \
+                f"{name}:{node.lineno} calls the built-in `{called}`: a check neither opens files nor compiles code"
+
+
+def test_no_check_imports_the_parser_or_file_access(modules):
+    for name, tree in _check_modules(modules).items():
+        bad = {i for i in _imported(name, tree) if any(i == m or i.startswith(m + ".") for m in _READS_MODULES)}
+        assert not bad, f"{name} imports {sorted(bad)}: only model/ parses, only sources/ reads files"
 
 
 # Module-level state that is allowed, with why: not facts derived from analysed code.
@@ -156,37 +172,106 @@ _ALLOWED_STATE = {
     ("pinport.report.rules", "_texts"), ("pinport.report.rules", "rules"),
     ("pinport.sources.package_index", "_netrc"),  # the user's netrc file, read once per process
 }
+_CONTAINERS = {"dict", "list", "set", "defaultdict", "OrderedDict", "Counter", "deque", "ChainMap"}
+_MUTATORS = {"setdefault", "update", "append", "add", "extend", "insert", "pop", "popitem", "clear", "remove",
+             "discard", "appendleft", "__setitem__"}
+_MEMOISERS = {"cache", "lru_cache", "memoize", "memoise", "cached"}
+
+
+def _is_container(value: ast.AST | None) -> bool:
+    """A mutable container built where it is bound: a literal or a container constructor."""
+    if isinstance(value, ast.Dict | ast.List | ast.Set | ast.DictComp | ast.ListComp | ast.SetComp):
+        return True
+    return isinstance(value, ast.Call) and _called(value) in _CONTAINERS
+
+
+def _bound_containers(body: list[ast.stmt]) -> set[str]:
+    """Names a module or class body binds to a mutable container."""
+    out = set()
+    for node in body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) \
+            else []
+        if _is_container(getattr(node, "value", None)):
+            out.update(t.id for t in targets if isinstance(t, ast.Name))
+    return out
+
+
+def _named(node: ast.AST) -> str:
+    """`x` for the name `x` and for an attribute `<anything>.x`; "" for anything else."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def _fills(function: ast.AST, shared: set[str], attributes: set[str]) -> Iterator[tuple[int, str]]:
+    """(line, name) where a function body stores into, or calls a mutator of, a shared container."""
+    def is_shared(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Name) and node.id in shared) or \
+            (isinstance(node, ast.Attribute) and node.attr in attributes)
+
+    for node in ast.walk(function):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del) and is_shared(node.value):
+            yield node.lineno, _named(node.value)
+        elif isinstance(node, ast.AugAssign) and is_shared(node.target):
+            yield node.lineno, _named(node.target)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in _MUTATORS and is_shared(node.func.value):
+            yield node.lineno, _named(node.func.value)
+
+
+def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
 
 
 def test_no_module_level_cache_of_derived_facts(modules):
-    """No `global` rebinding, no weak-keyed tables, no memoising decorators, no module-level
-    container that functions fill: derived facts live on ScanFacts, HostView or CodeIndex."""
+    """No `global` rebinding, no weak-keyed tables, no memoising decorators (on functions or methods), no
+    module- or class-level container that a function fills: derived facts live on ScanFacts, HostView or
+    CodeIndex, and nothing survives the scan."""
     for name, tree in modules.items():
-        containers = set()
-        for node in tree.body:
-            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
-                node.target if isinstance(node, ast.AnnAssign) else None
-            value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
-            if isinstance(target, ast.Name) and value is not None:
-                text = ast.unparse(value)
-                assert "WeakKeyDictionary" not in text and "WeakValueDictionary" not in text, \
-                    f"{name}.{target.id} is a weak-keyed cache"
-                if text in ("{}", "[]", "set()", "dict()", "list()", "[0]") and (name, target.id) not in _ALLOWED_STATE:
-                    containers.add(target.id)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                for deco in node.decorator_list:
-                    text = ast.unparse(deco.func if isinstance(deco, ast.Call) else deco)
-                    if text.rpartition(".")[2] in ("cache", "lru_cache", "memoize", "cached"):
-                        assert (name, node.name) in _ALLOWED_STATE, f"{name}.{node.name} is memoised at module level"
+        for imported in _imported(name, tree):
+            assert imported.partition(".")[0] != "weakref", f"{name} imports {imported}: a weak-keyed cache"
+        shared = {n for n in _bound_containers(tree.body) if (name, n) not in _ALLOWED_STATE}
+        attributes = {n for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for n in _bound_containers(c.body)}
+        for function in _functions(tree):
+            for deco in function.decorator_list:
+                text = ast.unparse(deco.func if isinstance(deco, ast.Call) else deco)
+                if text.rpartition(".")[2] in _MEMOISERS:
+                    assert (name, function.name) in _ALLOWED_STATE, f"{name}.{function.name} is memoised in a global"
+            for line, filled in _fills(function, shared, attributes):
+                raise AssertionError(f"{name}:{line} fills the module- or class-level `{filled}`")
         for node in ast.walk(tree):
             assert not isinstance(node, ast.Global), f"{name}:{node.lineno} rebinds module state (`global`)"
-            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and \
-                    isinstance(node.value, ast.Name) and node.value.id in containers:
-                raise AssertionError(f"{name}:{node.lineno} fills the module-level `{node.value.id}`")
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    isinstance(node.func.value, ast.Name) and node.func.value.id in containers and \
-                    node.func.attr in ("setdefault", "update", "append", "add", "extend"):
-                raise AssertionError(f"{name}:{node.lineno} fills the module-level `{node.func.value.id}`")
+
+
+def test_the_guard_rails_catch_what_they_forbid():
+    """The cache and source guards on small violating modules (each guard can fail)."""
+    weak = ast.parse("import weakref\n_SEEN = weakref.WeakKeyDictionary()\n")
+    assert "weakref" in _imported("pinport.model.x", weak)
+    filled = ast.parse("_CACHE = {}\n\n\ndef look(index):\n    _CACHE[index] = 1\n")
+    assert list(_fills(filled.body[1], _bound_containers(filled.body), set())) == [(5, "_CACHE")]
+    on_class = ast.parse("class View:\n    _memo = dict()\n\n    def get(self, k):\n"
+                         "        return self._memo.setdefault(k, 1)\n")
+    cls = on_class.body[0]
+    assert list(_fills(cls.body[1], set(), _bound_containers(cls.body))) == [(5, "_memo")]
+    registry = ast.parse("_TABLE = {}\n_TABLE['a'] = 1\n\n\ndef get(k):\n    return _TABLE[k]\n")
+    assert not list(_fills(registry.body[2], _bound_containers(registry.body), set()))  # filled at import: fine
+    reads = ast.parse("from pathlib import Path\n\n\ndef run(ctx):\n    return ctx.index.parsed('m')\n")
+    assert _called(reads.body[1].body[0].value) in _READS_SOURCE
+    assert "pathlib.Path" in _imported("pinport.checks.x", reads)
+
+
+# The pipeline a finding travels, lowest first (STYLE's layout): an import may only point down it.
+_STAGES = ("sources", "model", "plugin", "facts", "checks", "scan", "report", "cli")
+
+
+def test_imports_point_down_the_pipeline(modules):
+    for name, tree in modules.items():
+        stage = name.split(".")[1] if name.count(".") else ""
+        if stage not in _STAGES:
+            continue
+        for imported in _imported(name, tree):
+            parts = imported.split(".")
+            if parts[0] == "pinport" and len(parts) > 1 and parts[1] in _STAGES:
+                assert _STAGES.index(parts[1]) <= _STAGES.index(stage), \
+                    f"{name} imports {imported}: {stage} sits below {parts[1]} in the pipeline"
 
 
 def test_registry_order_and_its_docstring_table_agree():

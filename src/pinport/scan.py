@@ -277,9 +277,13 @@ def judge_one_side(plugin: PluginModel, host: HostView, other: HostView, setting
 
     For scanning many host versions against one baseline (the rebase's stops), where the
     baseline's side is judged once and not again per version; `facts` (a scan's facts over the
-    same plugin) lends its plugin-side facts instead of their being rebuilt per version.
+    same plugin) lends its plugin-side facts instead of their being rebuilt per version, and is
+    used as it is when it is already over this pair (`other`, `host`).
     """
-    facts = facts.with_hosts(other, host) if facts is not None else ScanFacts(plugin, other, host, settings)
+    if facts is None:
+        facts = ScanFacts(plugin, other, host, settings)
+    elif facts.old is not other or facts.new is not host:
+        facts = facts.with_hosts(other, host)
     ctx = ScanContext(plugin, host, other, True, settings, facts)
     selected = select_checks(checks)
     with _collector_paused():

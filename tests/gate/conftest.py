@@ -36,19 +36,22 @@ class Runner:
         return None
 """
 HOST_COMMON = {
-    "tinyhost/envs.py": 'import os\nTINYHOST_FAST = os.environ.get("TINYHOST_FAST", "0") == "1"\n',
+    # the host's flag module is not called `envs` (the plugin's `env-module` setting names it); an
+    # `envs` module with the same flag is a decoy the gate must not read
+    "tinyhost/flags.py": 'import os\nTINYHOST_FAST = os.environ.get("TINYHOST_FAST", "0") == "1"\n',
+    "tinyhost/envs.py": 'TINYHOST_FAST = "not the flag module"\n',
     "tinyhost/workers/__init__.py": "",
     "tinyhost/workers/runner.py": _RUNNER.format(name="host"),
     # a parallel implementation of the patched Runner, chosen by an environment flag
     "tinyhost/workers/fast_runner.py": _RUNNER.format(name="fast"),
     "tinyhost/workers/worker.py": """\
-from tinyhost import envs
+from tinyhost import flags
 from tinyhost.workers.fast_runner import Runner as FastRunner
 from tinyhost.workers.runner import Runner
 
 
 def make_runner():
-    if envs.TINYHOST_FAST:
+    if flags.TINYHOST_FAST:
         return FastRunner()
     return Runner()
 """,
@@ -83,6 +86,7 @@ PLUGIN = {
         host = "tinyhost"
         plugin-package = "tinyplug"
         patch-helpers = ["Patch"]
+        env-module = "flags"
 
         [tool.pinport.gate]
         entry-point-group = "tinyhost.plugins"

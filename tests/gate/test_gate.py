@@ -104,7 +104,7 @@ def test_switch_to_the_parallel_implementation_is_decided_from_the_environment(p
     [kept] = [f for f in patched.findings if f.code == "PP0081"]
     assert kept.level is Severity.INFO and kept.subject == "tinyhost.workers.fast_runner.Runner"
     assert kept.args["chosen"] == "the patched `tinyhost.workers.runner.Runner`"
-    assert (kept.args["test"], kept.args["site"]) == ("envs.TINYHOST_FAST", "tinyhost/workers/worker.py:7")
+    assert (kept.args["test"], kept.args["site"]) == ("flags.TINYHOST_FAST", "tinyhost/workers/worker.py:7")
     assert kept.details == ("flags: TINYHOST_FAST=unset (False)",)
     bypassed = _gate(plugin_tree, host_trees, envs["1.0"], "1.0", TINYHOST_FAST="1")
     [chosen] = [f for f in bypassed.findings if f.code == "PP0081"]
@@ -174,3 +174,33 @@ def test_cli_gate_without_environment_is_one_line_exit_2(plugin_tree, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("pinport: error: ")
 
+
+
+def test_cli_gate_sarif_help_addresses_follow_docs_url_as_the_scan_does(plugin_tree, host_trees, host_envs, capsys):
+    from sarif_schema import sarif_errors
+
+    envs, _ = host_envs
+    pyproject = plugin_tree / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(
+        "[tool.pinport]\n", '[tool.pinport]\ndocs-url = "https://docs.example.org/pinport/"\n'))
+    argv = ["--plugin", str(plugin_tree), "--old", str(host_trees["1.0"]), "--new", str(host_trees["2.0"]),
+            "--format", "sarif", "--no-progress"]
+    assert main(["gate", *argv, "--python", str(envs["2.0"].python)]) == 1
+    gate_log = json.loads(capsys.readouterr().out)
+    driver = gate_log["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://docs.example.org/pinport/rules/README.md"
+    assert {"PP0072", "PP0073", "PP0402"} <= {r["id"] for r in driver["rules"]}
+    assert {r["helpUri"] for r in driver["rules"]} == {
+        f"https://docs.example.org/pinport/rules/{r['id']}.md" for r in driver["rules"]}
+    assert sarif_errors(gate_log) == []
+    # the scan's SARIF of the same plugin, through the same renderer: the same address for a shared rule
+    main(["scan", *argv])
+    scan_rules = {r["id"]: r["helpUri"] for r in json.loads(capsys.readouterr().out)["runs"][0]["tool"]["driver"]["rules"]}
+    assert scan_rules["PP0402"] == next(r["helpUri"] for r in driver["rules"] if r["id"] == "PP0402")
+    # the flag wins over the setting; a flag that is no address is one line and exit 2, before any run
+    assert main(["gate", *argv, "--python", str(envs["2.0"].python), "--docs-url", "https://other.example/d"]) == 1
+    assert json.loads(capsys.readouterr().out)["runs"][0]["tool"]["driver"]["informationUri"] == \
+        "https://other.example/d/rules/README.md"
+    assert main(["gate", *argv, "--python", str(envs["2.0"].python), "--docs-url", "docs.example.org"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pinport: error: ") and "--docs-url" in err[0]

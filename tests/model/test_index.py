@@ -183,3 +183,43 @@ def test_catalog_comes_from_text_without_summaries(tmp_path, monkeypatch):
     idx = load_index(tree(tmp_path, files))
     assert idx.definitions["Thing"] == [("host.a", index_mod.BindingKind.CLASS)]
     assert ("host.a", "FLAG_X") in idx.flags and ("host.envs", "VLLM_Y") in idx.flags
+
+
+def test_a_lender_hands_over_unchanged_files_and_grep_reads_only_the_changed(tmp_path, monkeypatch):
+    """Two releases sharing most files (the rebase's stops): the later borrows the earlier's parsed
+    trees and per-module facts where the content is the same, and searches only the files that
+    differ; every answer equals the one computed without a lender."""
+    later_files = {**FILES, "host/mod.py": "class K:\n    def f(self):\n        self.y = helper(2)\n",
+                   "host/new.py": "from .sub.util import helper\nhelper(1)\n"}
+    later_files.pop("host/sub/__init__.py")
+    earlier = load_index(tree(tmp_path / "a", FILES, "host 1.0"), workers=1)
+    later = load_index(tree(tmp_path / "b", later_files, "host 1.1"), workers=1)
+    alone = load_index(tree(tmp_path / "c", later_files, "host 1.1"), workers=1)
+    for needle in ("helper(", "self.", "class K", "VALUE"):
+        earlier.grep(needle)
+    earlier_units = earlier.module_memo("host.sub.util", "units", lambda: ["earlier's"])
+    earlier.module_memo("host.mod", "units", lambda: ["earlier's, other content"])
+    util_tree = earlier.parsed("host.sub.util")
+    later.lend_from(earlier)
+    assert later.parsed("host.sub.util") is util_tree  # same content: the lender's tree
+    assert later.parsed("host.mod") is not earlier.parsed("host.mod")  # changed: parsed anew
+    assert later.module_memo("host.sub.util", "units", lambda: ["rebuilt"]) is earlier_units
+    assert later.module_memo("host.mod", "units", lambda: ["rebuilt"]) == ["rebuilt"]
+    for needle in ("helper(", "self.", "class K", "VALUE", "import"):
+        assert later.grep(needle) == alone.grep(needle), needle
+    assert later.grep("helper(", "host.sub") == alone.grep("helper(", "host.sub") == ("host.sub.util",)
+    assert later.grep("helper(") == ("host.mod", "host.new", "host.sub.util")
+    modules = later._corpus[2]  # what was searched again: the changed file and the new one
+    assert [modules[i] for i in later._changed_from(earlier)] == ["host.mod", "host.new"]
+
+
+def test_a_lender_tree_that_differs_from_one_already_parsed_lends_no_facts(tmp_path):
+    """Facts built over the lender's parsed tree are not mixed with a tree this index parsed itself."""
+    earlier = load_index(tree(tmp_path / "a", FILES), workers=1)
+    later = load_index(tree(tmp_path / "b", FILES), workers=1)
+    mine = later.parsed("host.mod")
+    earlier.parsed("host.mod")
+    earlier.module_memo("host.mod", "units", lambda: ["earlier's"])
+    later.lend_from(earlier)
+    assert later.parsed("host.mod") is mine
+    assert later.module_memo("host.mod", "units", lambda: ["mine"]) == ["mine"]

@@ -150,7 +150,7 @@ def test_unwritable_output_is_refused_before_the_scan(trees, capsys):
 def test_internal_error_names_the_input_and_points_to_debug(trees, capsys, monkeypatch):
     import pinport.report as report
 
-    def broken(result, fmt):
+    def broken(result, fmt, **options):
         raise KeyError("boom")
 
     monkeypatch.setattr("pinport.cli.main.render", broken)

@@ -10,12 +10,14 @@ from pathlib import Path
 
 import click
 
+from ..config import url
 from ..errors import ConfigError, PinportError
 from ..findings import Severity
 from ..gate import environment, render_gate, run_gate
 from ..report import RENDERERS
 from ..scan import scan_models
 from .inputs import input_options, resolve_inputs
+from .options import docs_url_option
 from .progress import progress_reporter
 from .terminal import make_console, print_report, report_width
 
@@ -35,9 +37,10 @@ _PIP_SHOWN = ("Collecting", "Downloading", "Installing", "Successfully", "creati
 @click.option("--fail-on", type=click.Choice([s.value for s in Severity]),
               help="lowest severity that makes the exit code 1 [default: error]")
 @click.option("--no-progress", is_flag=True, help="no progress output")
+@docs_url_option
 @click.pass_context
 def gate_command(ctx: click.Context, make_env_: bool, python: str | None, fmt: str, output: Path | None,
-                 fail_on: str | None, no_progress: bool, **inputs: object) -> None:
+                 fail_on: str | None, no_progress: bool, docs_url: str | None, **inputs: object) -> None:
     """Import every plugin module, bootstrap it and verify its patches in a real host environment.
 
     The plugin runs only in a subprocess of that environment's interpreter, from its own tree
@@ -53,6 +56,7 @@ def gate_command(ctx: click.Context, make_env_: bool, python: str | None, fmt: s
             click.echo(f"pinport: {line}", err=True)
 
     try:
+        docs_url = url(docs_url or "", "--docs-url")  # bad input is said before anything is fetched
         with progress_reporter(enabled=not no_progress) as progress:
             resolved = resolve_inputs(progress=progress, **inputs)  # type: ignore[arg-type]
             models = resolved.load_models(progress)
@@ -69,7 +73,8 @@ def gate_command(ctx: click.Context, make_env_: bool, python: str | None, fmt: s
         click.echo(f"pinport: error: {exc}", err=True)
         ctx.exit(2)
     console = make_console()
-    text = render_gate(result, fmt, width=report_width(console) if fmt == "text" and output is None else None)
+    text = render_gate(result, fmt, width=report_width(console) if fmt == "text" and output is None else None,
+                       docs_url=docs_url or settings.docs_url)
     if output is not None:
         try:
             output.write_text(text, encoding="utf-8")

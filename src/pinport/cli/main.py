@@ -33,11 +33,10 @@ from ..report.html import render_html
 from ..report.markdown import render_markdown_summary
 from ..report.rules import rule, rule_text, rules
 from ..report.rules import write_docs as write_rule_docs
-from ..report.sarif import render_sarif
 from ..report.text import render_statistics, render_text
 from ..scan import Models
 from .inputs import input_options
-from .options import common_options
+from .options import common_options, docs_url_option
 from .progress import progress_reporter
 from .terminal import color_option, make_console, print_report, report_width
 
@@ -93,9 +92,7 @@ def _output_options(func: Callable) -> Callable:
                      help="markdown: a compact report that fits a PR comment (tables and one line per finding)"),
         click.option("--full-report", metavar="URL",
                      help="markdown --summary: where the full report is (linked from the summary)"),
-        click.option("--docs-url", metavar="URL",
-                     help="sarif: a published copy of pinport's docs/ for helpUri/informationUri "
-                          "[default: setting docs-url, else the docs shipped with pinport, as file://]"),
+        docs_url_option,
         color_option,
     ]
     for option in reversed(options):
@@ -186,12 +183,10 @@ def _run(checks: tuple[str, ...], fmt: str, output: Path | None, fail_on: str | 
             text = render_text(shown, width=report_width(console) if output is None else None)
         elif fmt == "html":
             text = render_html(shown, _html_context(models, settings, shown))
-        elif fmt == "sarif":
-            text = render_sarif(shown, docs_url=docs_url or settings.docs_url)
         elif fmt == "markdown" and summary_only:
             text = render_markdown_summary(shown, full_report=full_report or "")
         else:
-            text = render(shown, fmt)
+            text = render(shown, fmt, docs_url=docs_url or settings.docs_url)
         if appendix and fmt == "markdown":
             text += _markdown_appendix(appendix)
     except Exception as exc:

@@ -15,6 +15,10 @@ cache_dir_option = click.option(
     "--cache-dir", type=click.Path(file_okay=False, path_type=Path),
     help="where releases and the index are cached [default: the user cache, or $PINPORT_CACHE_DIR]")
 no_progress_option = click.option("--no-progress", is_flag=True, help="no progress bars")
+docs_url_option = click.option(
+    "--docs-url", metavar="URL",
+    help="sarif: a published copy of pinport's docs/ for helpUri/informationUri "
+         "[default: setting docs-url, else the docs shipped with pinport, as file://]")
 
 
 def common_options(func: Callable) -> Callable:

@@ -40,9 +40,10 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_gate(result: GateResult, fmt: str, *, width: int | None = None) -> str:
+def render_gate(result: GateResult, fmt: str, *, width: int | None = None, docs_url: str = "") -> str:
     """The whole gate report: steps first, then the findings (static and dynamic, joined);
-    `width` folds the text report's long lines (the CLI passes the terminal's)."""
+    `width` folds the text report's long lines (the CLI passes the terminal's), `docs_url` is
+    where SARIF's help addresses point, as in the scan's report."""
     if fmt == "text":
         head = [f"pinport gate: {result.env.python} ({result.report.new_label})"]
         for step in result.steps:
@@ -50,7 +51,7 @@ def render_gate(result: GateResult, fmt: str, *, width: int | None = None) -> st
         verdict = "FAIL" if result.failed else "PASS"
         head.append(f"gate: {verdict} in {result.seconds:.1f}s")
         return "\n".join(head) + "\n\n" + render_text(result.report, width=width)
-    body = render(result.report, fmt)
+    body = render(result.report, fmt, docs_url=docs_url)
     if fmt == "json":
         document = json.loads(body)
         document["gate"] = steps_as_data(result)

@@ -265,7 +265,7 @@ def run_gate(plugin_root: Path, env: GateEnv, settings: Settings, plugin: Plugin
                                                               or f"{settings.host}.general_plugins")
     patches = _applied_patches(plugin)
     job = {"plugin_root": str(plugin_root), "package": plugin.package, "modules": plugin.modules,
-           "host": settings.host, "env": dict(settings.gate.env), "stub": list(settings.gate.stub),
+           "host": settings.host, "env_module": settings.env_module, "env": dict(settings.gate.env), "stub": list(settings.gate.stub),
            "entry_point": entry, "apply": list(settings.gate.apply), "patches": [_patch_job(i, p) for i, p in enumerate(patches)],
            "selections": _selection_jobs(static, settings.host)}
     log(f"gate: importing {len(plugin.modules)} plugin modules with {env.python}")

@@ -138,6 +138,7 @@ class _Gate:
         self.root = os.path.realpath(job["plugin_root"])
         self.package = job["package"]
         self.host = job["host"]
+        self.env_module = job.get("env_module", "")  # the host profile's `env-module` (`envs`)
         self.forced = tuple(job.get("stub", ()))
         self.stubbed: dict[str, str] = {}  # module -> "extension" | "optional" | "host" | "forced"
         self.stub_sites: dict[str, dict] = {}  # module -> the plugin line that imported it
@@ -380,7 +381,7 @@ class _Gate:
                 importlib.import_module(item["module"])
             except Exception:  # noqa: BLE001 - reported below, where the switch is read
                 pass
-            env_module = sys.modules.get(f"{self.host}.envs")
+            env_module = sys.modules.get(f"{self.host}.{self.env_module}") if self.env_module else None
             values = {}
             for var in item.get("env_vars", ()):
                 parsed = None

@@ -15,7 +15,7 @@ from .index import CodeIndex
 from .inference import host_inference
 from .resolve import Resolver
 from .summary import Param
-from .units import call_name, iter_units, spans, walk_unit
+from .units import call_name, module_units, spans, walk_unit
 
 
 def modules_mentioning(index: CodeIndex, text: str, top: str = "") -> tuple[str, ...]:
@@ -104,7 +104,7 @@ def iter_call_sites(resolver: Resolver, name: str, accept: Callable[[Callee], bo
             continue
         wanted = lines.get(module, ()) if lines is not None else text_lines(resolver.index, module, needle)
         found: list[CallSite] = []
-        for unit in iter_units(tree):
+        for unit in module_units(resolver.index, module):
             if not any(spans(unit, line) for line in wanted):
                 continue
             facts = walk_unit(resolver.index, module, unit)

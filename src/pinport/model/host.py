@@ -29,7 +29,7 @@ from .resolve import (
     own_member,
 )
 from .summary import ClassInfo, FunctionInfo
-from .units import Unit, UnitWalk, call_name, iter_units, spans, walk_unit
+from .units import Unit, UnitWalk, call_name, module_units, spans, walk_unit
 
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
 _SETATTR = re.compile(r"setattr\(\s*self\s*,\s*([A-Za-z_]\w*)\s*,")
@@ -40,6 +40,11 @@ _RELATED_LIMIT = 120  # modules searched for related classes; a bigger package i
 def package_of(module: str) -> str:
     """Where related classes are looked for: the module's package (`vllm.v1.worker`)."""
     return module.rpartition(".")[0] or module
+
+
+def _base_words(source: str) -> frozenset[str]:
+    """The words of the base lists of a module's class statements."""
+    return frozenset(word for match in _CLASS_HEADER.finditer(source) for word in re.findall(r"\w+", match.group(1)))
 
 
 @dataclass(frozen=True)
@@ -166,9 +171,8 @@ class HostView:
         def build() -> dict[str, set[str]]:
             out: dict[str, set[str]] = {}
             for mod in self.related_modules(prefix):
-                for match in _CLASS_HEADER.finditer(self.index.source(mod)):
-                    for word in re.findall(r"\w+", match.group(1)):
-                        out.setdefault(word, set()).add(mod)
+                for word in self.index.module_memo(mod, "base-words", lambda mod=mod: _base_words(self.index.source(mod))):
+                    out.setdefault(word, set()).add(mod)
             return out
         return self.memo(("bases", prefix), build)
 
@@ -256,10 +260,7 @@ class HostView:
 
     def units(self, module: str) -> list[Unit]:
         """The code units (functions, methods, module and class bodies) of a parsed host module."""
-        def build() -> list[Unit]:
-            tree = self.index.parsed(module)
-            return list(iter_units(tree)) if tree is not None else []
-        return self.memo(("units", module), build)
+        return module_units(self.index, module)
 
     def walk_unit(self, module: str, unit: Unit) -> UnitWalk:
         """One walk over a unit: its calls, imports, assignments, guards (kept on the index)."""

@@ -153,6 +153,10 @@ class CodeIndex:
         self._asts: dict[str, ast.Module | None] = {}
         self._lines: dict[str, list[str]] = {}
         self._derived: dict[Hashable, Any] = {}
+        self._per_module: dict[str, dict[Hashable, Any]] = {}  # module -> facts of its text (and tree) alone
+        self._greps: dict[str, tuple[str, ...]] = {}  # text -> every module containing it
+        self._lenders: list[CodeIndex] = []  # other trees whose facts of unchanged files are borrowed
+        self._changed: dict[int, list[int]] = {}  # id(lender) -> corpus positions of files it lacks or differs in
         self._cache = cache or IndexCache(None)
 
     @property
@@ -177,6 +181,56 @@ class CodeIndex:
         if key not in self._derived:
             self._derived[key] = build()
         return self._derived[key]
+
+    def module_memo(self, module: str, key: Hashable, build: Callable[[], Any]) -> Any:
+        """A fact derived from one module's text (and its parsed tree) alone: its units, the walk of
+        a unit, its defs by line. Kept per module, so a tree lending to this one (`lend_from`) hands
+        over the facts of every file both hold with the same content instead of their being rebuilt."""
+        facts = self._per_module.setdefault(module, {})
+        if key not in facts:
+            for lender in self._same_content(module):
+                theirs = lender._per_module.get(module)
+                if theirs is not None and key in theirs and self._same_tree(lender, module):
+                    facts[key] = theirs[key]
+                    break
+            else:
+                facts[key] = build()
+        return facts[key]
+
+    def lend_from(self, other: CodeIndex) -> None:
+        """Borrow `other`'s work on files whose content is the same in both: source texts, parsed
+        trees, per-module facts (`module_memo`) and text searches (`grep` then reads only the files
+        that differ). Consecutive host releases share most files; judging several releases in a row
+        then does each file's work once (trees and facts are read, never mutated, by the checks)."""
+        if other is not self and all(other is not lender for lender in self._lenders):
+            self._lenders.append(other)
+
+    def share_parsed(self, other: CodeIndex) -> None:
+        """Reuse `other`'s source texts and parsed trees (and all else, see `lend_from`)."""
+        self.lend_from(other)
+
+    def _same_content(self, module: str) -> Iterator[CodeIndex]:
+        """The lenders holding `module` with the same content as this tree."""
+        if not self._lenders:
+            return
+        digest = self.tree.files.get(self.paths.get(module, ""))
+        if digest is None:
+            return
+        for lender in self._lenders:
+            rel = lender.paths.get(module)
+            if rel is not None and lender.tree.files.get(rel) == digest:
+                yield lender
+
+    def _same_tree(self, lender: CodeIndex, module: str) -> bool:
+        """Whether a lender's facts of `module` are over the tree this index uses (taking the lender's
+        tree when this index has not parsed the module yet); a fact of the text alone always is."""
+        if module not in lender._asts:
+            return True
+        if module not in self._asts:
+            self._asts[module] = lender._asts[module]
+            if module in lender._sources:
+                self._sources.setdefault(module, lender._sources[module])
+        return self._asts[module] is lender._asts[module]
 
     def line_text(self, module: str, line: int) -> str:
         lines = self.lines(module)
@@ -214,41 +268,63 @@ class CodeIndex:
     def grep(self, text: str, top: str = "") -> tuple[str, ...]:
         """Modules (sorted) whose source contains `text`, optionally only under package `top`.
 
-        One scan of one big buffer per query (C speed), instead of a Python loop over files.
+        One scan of one big buffer per query (C speed), instead of a Python loop over files; when a
+        lender (`lend_from`) has searched for the same text, only the files that differ from it are.
         """
+        found = self._greps.get(text)
+        if found is None:
+            found = self._greps[text] = self._grep_all(text)
+        if not top:
+            return found
+        return tuple(m for m in found if m == top or m.startswith(top + "."))
+
+    def _grep_all(self, text: str) -> tuple[str, ...]:
         corpus, starts, modules = self._corpus
         needle = text.encode("utf-8")
+        lenders = [lender for lender in self._lenders if text in lender._greps]
+        if lenders:
+            changed = {id(lender): self._changed_from(lender) for lender in lenders}
+            lender = min(lenders, key=lambda one: len(changed[id(one)]))
+            differ = changed[id(lender)]
+            if len(differ) < len(modules) // 2:
+                kept = {m for m in lender._greps[text] if m in self.paths}.difference(modules[i] for i in differ)
+                for i in differ:
+                    end = starts[i + 1] - 1 if i + 1 < len(starts) else len(corpus)
+                    if corpus.find(needle, starts[i], end) >= 0:
+                        kept.add(modules[i])
+                return tuple(sorted(kept))
         found: list[str] = []
         pos = corpus.find(needle)
         while pos >= 0:
             i = bisect_right(starts, pos) - 1
-            module = modules[i]
-            if not top or module == top or module.startswith(top + "."):
-                found.append(module)
+            found.append(modules[i])
             following = starts[i + 1] if i + 1 < len(starts) else len(corpus)
             pos = corpus.find(needle, following)
         return tuple(found)
 
+    def _changed_from(self, lender: CodeIndex) -> list[int]:
+        """Corpus positions of this tree's modules that `lender` lacks or holds with other content."""
+        if id(lender) not in self._changed:
+            modules = self._corpus[2]
+            mine, theirs = self.tree.files, lender.tree.files
+            self._changed[id(lender)] = [
+                i for i, module in enumerate(modules)
+                if (rel := lender.paths.get(module)) is None or theirs.get(rel) != mine.get(self.paths[module])]
+        return self._changed[id(lender)]
+
     def parsed(self, module: str) -> ast.Module | None:
-        """The full tree of one module, parsed on first request (checks needing bodies use this)."""
+        """The full tree of one module, parsed on first request (checks needing bodies use this),
+        or a lender's tree of the same content."""
         if module not in self._asts:
+            for lender in self._same_content(module):
+                if module in lender._asts:
+                    self._asts[module] = lender._asts[module]
+                    if module in lender._sources:
+                        self._sources.setdefault(module, lender._sources[module])
+                    return self._asts[module]
             unparsed = module in self.modules and self.modules[module].syntax_error
             self._asts[module] = None if unparsed else parse_module(self.source(module))
         return self._asts[module]
-
-    def share_parsed(self, other: CodeIndex) -> None:
-        """Reuse `other`'s source texts and parsed trees for files with the same content.
-
-        Consecutive host releases share most files; scanning several releases in a row then
-        parses each distinct file once (the trees are read, never mutated, by the checks).
-        """
-        mine, theirs = self.tree.files, other.tree.files
-        for module, tree in other._asts.items():
-            rel, other_rel = self.paths.get(module), other.paths.get(module)
-            if rel and other_rel and module not in self._asts and mine.get(rel) == theirs.get(other_rel):
-                self._asts[module] = tree
-                if module in other._sources:
-                    self._sources[module] = other._sources[module]
 
     def is_package(self, module: str) -> bool:
         return module in self.packages

@@ -27,7 +27,7 @@ _NAME = re.compile(r"[A-Za-z_][\w.]*")
 # -- return arity -------------------------------------------------------------------------------
 def function_node(index: CodeIndex, module: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The parsed def that starts at `line` in `module` (module and class level; kept on the index)."""
-    return index.memo(("defs", module), lambda: _defs_by_line(index, module)).get(line)
+    return index.module_memo(module, "defs", lambda: _defs_by_line(index, module)).get(line)
 
 
 def _defs_by_line(index: CodeIndex, module: str) -> dict[int, ast.FunctionDef | ast.AsyncFunctionDef]:

@@ -95,10 +95,18 @@ class UnitWalk(NamedTuple):
         return next((why for first, last, why in self.guarded if first <= line <= last), "")
 
 
+def module_units(index: CodeIndex, module: str) -> list[Unit]:
+    """The units of a parsed module (kept per module on the index; empty when it does not parse)."""
+    def build() -> list[Unit]:
+        tree = index.parsed(module)
+        return list(iter_units(tree)) if tree is not None else []
+    return index.module_memo(module, "units", build)
+
+
 def walk_unit(index: CodeIndex, module: str, unit: Unit) -> UnitWalk:
     """One walk over a unit (kept on the index): everything inference and call checks need."""
-    key = ("unit", module, unit.qualname, getattr(unit.body[0], "lineno", 0) if unit.body else 0)
-    return index.memo(key, lambda: _walk_unit(unit))
+    key = ("unit", unit.qualname, getattr(unit.body[0], "lineno", 0) if unit.body else 0)
+    return index.module_memo(module, key, lambda: _walk_unit(unit))
 
 
 _WALKED = frozenset({ast.Call, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.withitem,

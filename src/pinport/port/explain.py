@@ -138,18 +138,15 @@ def _suggest(plugin: list[str], base: list[str], upstream: list[str]) -> tuple[s
     argument = _added_argument(b, t)
     if argument:
         return ("added argument", f"upstream only added `{argument}`: add it to the plugin's call", [])
-    added = _added_only(base, upstream)
-    if added is not None:
-        merged = _insert(plugin, base, added)
-        lines = sum(len(x) for _, x in added)
-        return ("added statements", f"upstream only added {lines} line(s): keep the plugin's lines and add "
-                f"upstream's", merged or [])
-    mine = _added_only(base, plugin)
-    if mine is not None:
-        merged = _insert(upstream, base, mine)
-        lines = sum(len(x) for _, x in mine)
-        return ("added statements", f"the plugin only added {lines} line(s): take upstream's lines and add "
-                f"the plugin's", merged or [])
+    # one side only added statements: the other side's lines with them inserted (upstream's side first)
+    for adder, other, advice in ((upstream, plugin, "upstream only added {} line(s): keep the plugin's lines and "
+                                  "add upstream's"),
+                                 (plugin, upstream, "the plugin only added {} line(s): take upstream's lines and "
+                                  "add the plugin's")):
+        added = _added_only(base, adder)
+        if added is not None:
+            lines = sum(len(x) for _, x in added)
+            return "added statements", advice.format(lines), _insert(other, base, added) or []
     return "", "both sides changed these lines: merge by hand (upstream's change is shown as a diff)", []
 
 

@@ -315,16 +315,23 @@ def _base_function(host: HostView, path: str) -> FunctionInfo | None:
     return sym.obj
 
 
-def _changed_lines(before: str, after: str) -> tuple[int, str, str]:
-    """The changed block between two texts: (first line, its lines before, after). An edit is one
-    local change, so common leading and trailing lines are all a diff needs (linear, not quadratic)."""
-    a, b = before.splitlines(), after.splitlines()
+def _differing(a: list[str], b: list[str]) -> tuple[int, int, int]:
+    """Where two line lists differ once common leading and trailing lines are set aside:
+    (start, end in `a`, end in `b`); start == both ends when they are equal."""
     start = 0
     while start < min(len(a), len(b)) and a[start] == b[start]:
         start += 1
     end_a, end_b = len(a), len(b)
     while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
         end_a, end_b = end_a - 1, end_b - 1
+    return start, end_a, end_b
+
+
+def _changed_lines(before: str, after: str) -> tuple[int, str, str]:
+    """The changed block between two texts: (first line, its lines before, after). An edit is one
+    local change, so common leading and trailing lines are all a diff needs (linear, not quadratic)."""
+    a, b = before.splitlines(), after.splitlines()
+    start, end_a, end_b = _differing(a, b)
     if start == end_a == end_b:
         return 0, "", ""
     return start + 1, "\n".join(a[start:end_a]), "\n".join(b[start:end_b])
@@ -374,12 +381,7 @@ def _edit_span(text: str, span: tuple[int, int, int], transformer: cst.CSTTransf
     except cst.ParserSyntaxError:
         raise _Refused("libcst cannot parse the unit") from None
     a, b = snippet.splitlines(keepends=True), updated.splitlines(keepends=True)
-    head = 0
-    while head < min(len(a), len(b)) and a[head] == b[head]:
-        head += 1
-    tail_a, tail_b = len(a), len(b)
-    while tail_a > head and tail_b > head and a[tail_a - 1] == b[tail_b - 1]:
-        tail_a, tail_b = tail_a - 1, tail_b - 1
+    head, tail_a, tail_b = _differing(a, b)
     lines[start - 1 + head:start - 1 + tail_a] = [indent + x if x.strip() else x for x in b[head:tail_b]]
     return "".join(lines)
 

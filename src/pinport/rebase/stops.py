@@ -89,6 +89,8 @@ def _judge(versions: Sequence[str], args: tuple) -> list[tuple[str, list[Finding
             index = views[version].index
             for lender in lenders:
                 index.share_parsed(lender)
+            # each release's facts start from the last one's: the plugin-side facts it added carry on
+            facts = facts.with_hosts(old, views[version])
             out.append((version, judge_one_side(plugin, views[version], old, settings, facts=facts)))
             lenders = [old.index, new.index, index]
     return out
@@ -109,10 +111,15 @@ def _judge_all(versions: list[str], views: dict[str, HostView], args: tuple) -> 
 def find_stops(rebase, cache: Cache, index_cache: IndexCache, progress: ProgressFn) -> Stops | None:
     """Judge the plugin at the base against every release between OLD and NEW (None when OLD or
     NEW is not a release, e.g. a directory)."""
-    settings = rebase.settings
     models = rebase.models
     if models.old.index.tree.version is None or models.new.index.tree.version is None:
         return None
+    with collector_paused():  # loading releases builds many objects; a collector pass re-walks every tree
+        return _find_stops(rebase, cache, index_cache, progress)
+
+
+def _find_stops(rebase, cache: Cache, index_cache: IndexCache, progress: ProgressFn) -> Stops:
+    settings = rebase.settings
     trees, skipped = [], []
     for version in releases_between(settings.host_dist, rebase.old, rebase.new):
         try:

@@ -26,11 +26,14 @@ RENDERERS: dict[str, Callable[[ScanResult], str]] = {
 }
 
 
-def render(result: ScanResult, fmt: str) -> str:
-    """Render `result` in the named format, so callers never import a renderer module directly."""
+def render(result: ScanResult, fmt: str, *, docs_url: str = "") -> str:
+    """Render `result` in the named format, so callers never import a renderer module directly;
+    `docs_url` is where SARIF's helpUri/informationUri point (the `docs-url` setting)."""
     try:
         renderer = RENDERERS[fmt]
     except KeyError:
         known = ", ".join(RENDERERS)
         raise ConfigError(f"unknown report format {fmt!r} (known: {known})") from None
+    if renderer is render_sarif:
+        return render_sarif(result, docs_url=docs_url)
     return renderer(result)

@@ -413,25 +413,21 @@ def list_project(dist: str, config: IndexConfig) -> Listing:
     files: list[IndexFile] = []
     failures: list[str] = []
     listed = False
-    for index in config.urls:
+    # an index lists the project when it has a page for it; a find-links location when it has files
+    asked = [(index, lambda i=index: _project_page(i, project, config)) for index in config.urls]
+    asked += [(location, lambda loc=location: _find_links_files(loc, project, config) or None)
+              for location in config.find_links]
+    for location, ask in asked:
         try:
-            page = _project_page(index, project, config)
-        except NETWORK_ERRORS as exc:
-            failures.append(describe_failure(index, exc))
-            continue
-        except ValueError as exc:  # a JSON page that is not JSON
-            failures.append(f"the package index {urlsplit(index).netloc} sent a bad page: {exc}")
-            continue
-        listed = listed or page is not None
-        files.extend(page or [])
-    for location in config.find_links:
-        try:
-            found = _find_links_files(location, project, config)
+            found = ask()
         except NETWORK_ERRORS as exc:
             failures.append(describe_failure(location, exc))
             continue
-        listed = listed or bool(found)
-        files.extend(found)
+        except ValueError as exc:  # a JSON page that is not JSON
+            failures.append(f"the package index {urlsplit(location).netloc or location} sent a bad page: {exc}")
+            continue
+        listed = listed or found is not None
+        files.extend(found or [])
     if not listed and failures:
         raise NetworkUnavailable(failures[0])
     if not listed:
