@@ -320,7 +320,8 @@ def scan(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Setting
          extra_checks: tuple[Check, ...] = (), progress: ProgressFn = no_progress) -> ScanResult:
     """Index the three trees and run the selected checks (all by default)."""
     started = time.perf_counter()
-    models = load_models(plugin, old, new, settings, cache=cache, progress=progress)
+    with _collector_paused():  # indexing and discovery build many objects and no cycles worth collecting
+        models = load_models(plugin, old, new, settings, cache=cache, progress=progress)
     result = scan_models(models, settings, checks=checks, strict=strict, extra_checks=extra_checks)
     return ScanResult(**{**result.__dict__, "seconds": time.perf_counter() - started})
 
