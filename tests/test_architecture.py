@@ -113,8 +113,9 @@ def _imported(module: str, tree: ast.Module) -> set[str]:
 
 
 def test_no_check_imports_another_check(modules):
+    """Nor does `checks/base.py`, which every check imports (that would be an import of them all)."""
     for name, tree in _check_modules(modules).items():
-        if name.rpartition(".")[2] not in CHECK_MODULES:
+        if name.rpartition(".")[2] not in CHECK_MODULES | {"base"}:
             continue
         own = name.rpartition(".")[2]
         bad = {i for i in _imported(name, tree) if i.startswith("pinport.checks.")
@@ -288,6 +289,26 @@ def test_every_check_implements_the_protocol_including_cost():
         assert isinstance(check.cost, int | float) and check.cost > 0, check.name
         assert check.name and check.description and all(k.check == check.name for k in check.kinds)
         assert inspect.isgeneratorfunction(type(check).run), check.name
+
+
+def test_checks_judging_new_only_yield_nothing_on_the_old_pass():
+    from types import SimpleNamespace
+
+    from pinport.checks.base import judges_new_only
+    from pinport.checks.call_defaults import DefaultsCheck
+    from pinport.checks.copied_lines import CopiedLinesCheck
+
+    class Counts:
+        @judges_new_only
+        def run(self, ctx):
+            yield from ctx.items
+
+    items = [1, 2]
+    assert list(Counts().run(SimpleNamespace(judging_new=True, items=items))) == items
+    assert list(Counts().run(SimpleNamespace(judging_new=False, items=items))) == []
+    assert inspect.isgeneratorfunction(Counts.run)
+    for check in (DefaultsCheck(), CopiedLinesCheck()):  # the OLD pass reads no fact at all
+        assert list(check.run(SimpleNamespace(judging_new=False))) == []
 
 
 _SEEN = Kind("PP9901", "Seen", "seen `{name}`", Severity.INFO, None, "crashes")

@@ -8,8 +8,9 @@ move introduces (drift) from those already true on the current pin (latent).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import wraps
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from ..config import Settings
@@ -79,6 +80,19 @@ class ScanContext:
 
 
 # -- findings shared by the checks of copies (forks, mirrors) ------------------------------------
+C = TypeVar("C")
+
+
+def judges_new_only(run: Callable[[C, ScanContext], Iterator[Finding]]) -> Callable[[C, ScanContext], Iterator[Finding]]:
+    """A check's `run` whose findings exist only against NEW (an upstream change the move brings):
+    on the scan's OLD pass it yields nothing, so its findings are drift or fixed, never latent."""
+    @wraps(run)
+    def on_new(check: C, ctx: ScanContext) -> Iterator[Finding]:
+        if ctx.judging_new:
+            yield from run(check, ctx)
+    return on_new
+
+
 def copy_change_finding(kind: Kind, ctx: ScanContext, copy: Copy, change: UpstreamChange, args: dict[str, Arg],
                    suggestion: str) -> Finding:
     """The finding for a copy whose upstream changed: warning while hunks are pending, else info."""

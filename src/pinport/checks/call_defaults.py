@@ -24,7 +24,7 @@ from ..model.binding import (
     same_default,
 )
 from ..plugin.typed import HostCall
-from .base import ScanContext
+from .base import ScanContext, judges_new_only
 
 NAME = "defaults"
 
@@ -42,9 +42,8 @@ class DefaultsCheck:
     kinds = KINDS
     description = "defaults the plugin's host calls rely on keep their value"
 
+    @judges_new_only
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
-        if not ctx.judging_new:
-            return
         for hc in ctx.facts.host_calls(ctx.host):
             finding = self._call(ctx, hc)
             if finding is not None:

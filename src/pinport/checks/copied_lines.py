@@ -16,7 +16,7 @@ from ..findings import Finding, Kind, Location, Severity
 from ..model.resolve import MODULE
 from ..plugin.counterparts import unit_counterparts
 from ..plugin.forks import CopiedLine, Copies, find_copied_lines
-from .base import ScanContext
+from .base import ScanContext, judges_new_only
 
 NAME = "copied-lines"
 
@@ -66,9 +66,8 @@ class CopiedLinesCheck:
     kinds = KINDS
     description = "single lines copied from the host, outside forks and mirrors, follow the upstream change"
 
+    @judges_new_only
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
-        if not ctx.judging_new:
-            return
         for copied in find_second_sites(ctx):
             kind = LINE_CHANGED if copied.new_line else LINE_REMOVED
             args = {"name": copied.text, "old": copied.old_text, "new": copied.new_text,
