@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -68,6 +69,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     job = [args.plugin, args.old, args.new]
+    load_before = os.getloadavg()[0]
     _run(REBASE, job)  # warm every cache once (releases between, summaries, corpora)
     best: dict[str, float] = {}
     releases = 0
@@ -80,6 +82,7 @@ def main() -> None:
     report = {"warm_scan_s": round(floor, 2), "rebase_s": round(best["rebase"], 2),
               "rebase_ratio": round(best["rebase"] / floor, 2), "stops_s": round(best["stops"], 2),
               "stops_ratio": round(best["stops"] / floor, 2), "intermediate_releases": int(releases),
+              "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],  # 1-minute, at start and end
               "targets": {"rebase_ratio": 3.0, "stops_ratio": 3.0}}
     print(json.dumps(report, indent=1))
 

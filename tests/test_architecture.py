@@ -139,7 +139,7 @@ def test_no_module_imports_a_private_module_of_another_package(modules):
 
 # What a check may not call: the parser, or anything that reads, lists or searches source text.
 _READS_SOURCE = {"parsed", "source", "lines", "line_text", "read_text", "read_bytes", "grep", "parse", "walk_plugin",
-                 "parse_module", "summarize", "load_index", "load_indexes", "load_text", "share_parsed",
+                 "parse_module", "summarize", "load_index", "load_indexes", "load_text", "lend_from",
                  "decode_source", "python_lines", "readlines", "iterdir", "glob", "rglob", "scandir", "listdir"}
 # Built-ins a check may not call: they open files, compile or run code.
 _BUILTINS = {"open", "compile", "exec", "eval", "__import__"}

@@ -2,7 +2,9 @@
 
 import os
 
-from harness import expect, only, run_scan
+from harness import expect, load_inline_models, only, run_scan
+from pinport.findings import Status
+from pinport.scan import scan_models
 
 HOST = {"host/runner.py": "class Runner:\n    def load(self, a, model=None):\n        return a\n\n"
                           "    def start(self):\n        return self.load(1, model=2)\n"}
@@ -31,6 +33,21 @@ def test_optional_parameter_nobody_passes_stays_a_warning():
     expect(result, ["PP0101 warning drift"])
     finding = only(result, "PP0101")
     assert finding.level.value == "warning"
+
+
+def test_judging_new_alone_reports_the_same_findings_all_as_drift():
+    """`judge_old=False` (a merge's verification compares identities): NEW's findings as the full
+    scan reports them, each labelled drift, none fixed; the full scan tells latent and fixed apart."""
+    plugin = {**PLUGIN, "plug/other.py": "from host.runner import Gone\nfrom host.runner import Runner\n\n"
+                                         "def go(r: Runner):\n    return r.start(1)\n"}
+    old = {"host/runner.py": OLD["host/runner.py"] + "\n    def stop(self):\n        return 0\n"}
+    with load_inline_models(old, HOST, plugin) as (models, config):
+        full = scan_models(models, config)
+    with load_inline_models(old, HOST, plugin) as (models, config):
+        alone = scan_models(models, config, judge_old=False)
+    assert {f.status for f in full.findings} == {Status.DRIFT, Status.LATENT}
+    assert [f.with_status(Status.DRIFT).as_dict() for f in full.findings] == [f.as_dict() for f in alone.findings]
+    assert alone.fixed == () and {f.status for f in alone.findings} == {Status.DRIFT}
 
 
 def test_forked_and_serial_runs_agree(monkeypatch):

@@ -207,11 +207,13 @@ def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] = (),
-                strict: bool = False, extra_checks: tuple[Check, ...] = ()) -> ScanResult:
+                strict: bool = False, extra_checks: tuple[Check, ...] = (), judge_old: bool = True) -> ScanResult:
     """Run the checks judging NEW and judging OLD; label each NEW finding drift or latent.
 
     `checks` names registered checks (all when empty); `extra_checks` are check objects run
-    instead, for checks from outside the registry (and tests of a check on its own).
+    instead, for checks from outside the registry (and tests of a check on its own). With
+    `judge_old=False` OLD is not judged: the same NEW findings, every one labelled drift and none
+    fixed, for a caller comparing identities alone (a merge's verification).
     """
     started = time.perf_counter()
     selected = extra_checks or select_checks(checks)
@@ -220,7 +222,10 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
     sides = (ScanContext(plugin, models.new, models.old, True, settings, facts),
              ScanContext(plugin, models.old, models.new, False, settings, facts))
     with _collector_paused():
-        by_new, by_old = _run_all(tuple(selected), sides, strict)
+        if judge_old:
+            by_new, by_old = _run_all(tuple(selected), sides, strict)
+        else:
+            by_new, by_old = _run_checks(selected, sides[0], strict), {c.name: [] for c in selected}
     on_new = number_occurrences(fold_root_causes(_dedupe(f for c in selected for f in by_new[c.name])))
     on_old = number_occurrences(fold_root_causes(_dedupe(f for c in selected for f in by_old[c.name])))
     on_old_ids = {f.identity for f in on_old}

@@ -56,9 +56,13 @@ def failing_call_lines(index: CodeIndex, module: str, name: str, params: Sequenc
 
     Each call's argument list is cut out of the source and parsed on its own (microseconds),
     so only the units holding a call that fails, or cannot be judged, need type inference.
-    Any doubt (odd text, `*args`) counts as "might fail".
+    Any doubt (odd text, `*args`) counts as "might fail". Kept per module (a fact of its text).
     """
-    text = index.source(module)
+    return index.module_memo(module, ("failing-calls", name, tuple(params), method),
+                             lambda: _failing_call_lines(index.source(module), name, params, method))
+
+
+def _failing_call_lines(text: str, name: str, params: Sequence[Param], method: bool) -> tuple[int, ...]:
     needle = f".{name}(" if method else f"{name}("
     lines: list[int] = []
     pos = text.find(needle)

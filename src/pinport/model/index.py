@@ -205,10 +205,6 @@ class CodeIndex:
         if other is not self and all(other is not lender for lender in self._lenders):
             self._lenders.append(other)
 
-    def share_parsed(self, other: CodeIndex) -> None:
-        """Reuse `other`'s source texts and parsed trees (and all else, see `lend_from`)."""
-        self.lend_from(other)
-
     def _same_content(self, module: str) -> Iterator[CodeIndex]:
         """The lenders holding `module` with the same content as this tree."""
         if not self._lenders:

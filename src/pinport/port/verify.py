@@ -106,6 +106,8 @@ def _rescan(proposals: list[FileProposal], models: Models, settings: Settings) -
         for proposal in proposals:
             (root / proposal.path).write_text("".join(x + "\n" for x in proposal.after), encoding="utf-8")
         proposed = SourceTree(root, tree.label, tree.package, None, scan_files(root, (tree.package,)))
-        plugin = load_plugin_model(load_index(proposed, models.index_cache), settings)
+        index = load_index(proposed, models.index_cache)
+        index.lend_from(models.plugin.index)  # unchanged files: the plugin's parsed trees and facts
+        plugin = load_plugin_model(index, settings)
         return scan_models(Models(plugin, models.old, models.new, models.history, models.index_cache),
-                           settings).findings
+                           settings, judge_old=False).findings  # identities are compared: NEW's side alone

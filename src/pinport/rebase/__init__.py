@@ -21,4 +21,4 @@ __all__ = ["KEEP", "Rebase", "RebaseOptions", "render_summary", "run_rebase", "w
 def write_rebase_documents(rebase: Rebase, out: Path) -> list[Path]:
     """Render the four documents and the HTML report and write them into `out` (the kept parts survive)."""
     documents = render_documents(rebase, out, render_evolution(rebase))
-    return write_documents({**documents, HTML: render_html_report(rebase)}, out)
+    return write_documents({**documents, HTML: rebase.html or render_html_report(rebase)}, out)

@@ -103,6 +103,7 @@ class Rebase:
     stops: object | None = None
     gate: object | None = None  # the gate's result (`pinport.gate.GateResult`) with --gate
     after: ScanResult | None = None  # the working tree's own scan, when it differs from the base
+    html: str | None = None  # REBASE_REPORT.html when it was rendered beside the stops (else when written)
     seconds: float = 0.0
 
     @property
@@ -266,6 +267,11 @@ def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
                                "or pass --allow-dirty")
     old_tree = load_host(options.old_tree or old, settings, cache=cache, progress=progress)
     new_tree = load_host(options.new_tree or new, settings, cache=cache, progress=progress)
+    listing = None
+    if options.stops and old_tree.version is not None and new_tree.version is not None:
+        from .stops import ReleaseListing
+
+        listing = ReleaseListing(settings.host_dist)  # the stops' release list, asked while the rest loads
     metadata = host_metadata(new_tree)
     plugin_index, old_index, new_index = load_indexes([base_tree, old_tree, new_tree], index_cache,
                                                       progress=progress)
@@ -274,6 +280,8 @@ def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
     models = Models(load_plugin_model(plugin_index, settings), host_view(old_index, settings),
                     host_view(new_index, settings), history, index_cache)  # as `pinport scan` loads them
     models.facts(settings).load_plugin_side()  # once, before the scan's and the stops' workers fork
+    if listing is not None:
+        listing.wait()  # no thread in flight when the scan forks
     result = scan_models(models, settings)
     pins = plan_pins(settings, list(snapshot.files), snapshot.read, old=old, new=new,
                      host_label=new_index.label, metadata=metadata)
@@ -285,17 +293,24 @@ def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
         return (plan_fixes(result.findings, models.new, snapshot.read),  # findings name files from the root
                 verified_port(models, settings, result.findings))
 
-    if options.stops and can_fork():  # the stops (over both cores) and the edits' planning side by side
+    def plan_edits_and_report() -> tuple[FixPlan, tuple[PortItem, ...], str]:
+        """The edits' planning, then the HTML report (it needs the merges, not the stops)."""
+        from .documents import render_html_report
+
+        rebase.fixes, rebase.port = plan_edits()
+        return rebase.fixes, rebase.port, render_html_report(rebase)
+
+    if options.stops and can_fork():  # the stops (over both cores) beside the edits' planning and the report
         from .stops import find_stops
 
-        rebase.stops, (rebase.fixes, rebase.port) = run_beside(
-            plan_edits, lambda: find_stops(rebase, cache, index_cache, progress))
+        rebase.stops, (rebase.fixes, rebase.port, rebase.html) = run_beside(
+            plan_edits_and_report, lambda: find_stops(rebase, cache, index_cache, progress, listing))
     else:
         rebase.fixes, rebase.port = plan_edits()
         if options.stops:
             from .stops import find_stops
 
-            rebase.stops = find_stops(rebase, cache, index_cache, progress)
+            rebase.stops = find_stops(rebase, cache, index_cache, progress, listing)
     if local.is_dir() and at_base:
         if options.apply:
             rebase.applied = _apply(rebase, project, work_tree, settings, index_cache, old, new, metadata)

@@ -9,6 +9,7 @@ release where it holds; stops are proposed where new breaks cluster ("smallest d
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -55,13 +56,41 @@ class Stops:
         return out
 
 
-def releases_between(dist: str, old: str, new: str) -> list[str]:
+class ReleaseListing:
+    """The host's releases on the package index, asked in a thread as soon as the rebase knows it
+    will judge the stops: the index's answer time then overlaps the loading and the indexing.
+    `wait()` before forking (a forked worker must not inherit a thread in the middle of a request)."""
+
+    def __init__(self, dist: str) -> None:
+        self._versions: list[str] = []
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._ask, args=(dist,), name="release-listing", daemon=True)
+        self._thread.start()
+
+    def _ask(self, dist: str) -> None:
+        try:
+            self._versions = list_versions(dist)
+        except BaseException as exc:  # raised where the listing is read, as if asked there
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def versions(self) -> list[str]:
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        return self._versions
+
+
+def releases_between(dist: str, old: str, new: str, listing: ReleaseListing | None = None) -> list[str]:
     """Final releases strictly between OLD and NEW on the package index, oldest first."""
     try:
         low, high = Version(old), Version(new)
     except InvalidVersion:
         return []
-    return [v for v in list_versions(dist) if not Version(v).is_prerelease and low < Version(v) < high]
+    versions = listing.versions() if listing is not None else list_versions(dist)
+    return [v for v in versions if not Version(v).is_prerelease and low < Version(v) < high]
 
 
 def _weight(findings: Sequence[Finding]) -> int:
@@ -88,7 +117,7 @@ def _judge(versions: Sequence[str], args: tuple) -> list[tuple[str, list[Finding
         for version in versions:
             index = views[version].index
             for lender in lenders:
-                index.share_parsed(lender)
+                index.lend_from(lender)
             # each release's facts start from the last one's: the plugin-side facts it added carry on
             facts = facts.with_hosts(old, views[version])
             out.append((version, judge_one_side(plugin, views[version], old, settings, facts=facts)))
@@ -108,20 +137,22 @@ def _judge_all(versions: list[str], views: dict[str, HostView], args: tuple) -> 
     return dict(local + forked)
 
 
-def find_stops(rebase, cache: Cache, index_cache: IndexCache, progress: ProgressFn) -> Stops | None:
+def find_stops(rebase, cache: Cache, index_cache: IndexCache, progress: ProgressFn,
+               listing: ReleaseListing | None = None) -> Stops | None:
     """Judge the plugin at the base against every release between OLD and NEW (None when OLD or
-    NEW is not a release, e.g. a directory)."""
+    NEW is not a release, e.g. a directory); `listing`, the releases asked for already."""
     models = rebase.models
     if models.old.index.tree.version is None or models.new.index.tree.version is None:
         return None
     with collector_paused():  # loading releases builds many objects; a collector pass re-walks every tree
-        return _find_stops(rebase, cache, index_cache, progress)
+        return _find_stops(rebase, cache, index_cache, progress, listing)
 
 
-def _find_stops(rebase, cache: Cache, index_cache: IndexCache, progress: ProgressFn) -> Stops:
+def _find_stops(rebase, cache: Cache, index_cache: IndexCache, progress: ProgressFn,
+                listing: ReleaseListing | None) -> Stops:
     settings = rebase.settings
     trees, skipped = [], []
-    for version in releases_between(settings.host_dist, rebase.old, rebase.new):
+    for version in releases_between(settings.host_dist, rebase.old, rebase.new, listing):
         try:
             trees.append(load_host(version, settings, cache=cache, progress=progress))
         except PinportError as exc:  # one release we cannot fetch must not end the rebase
