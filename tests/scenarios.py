@@ -25,7 +25,7 @@ _COMPUTE = """\
     def compute(self, item):
         return item * 2
 """
-_DRAIN = """\
+DRAIN = _DRAIN = """\
     def drain(self, queue):
         results = []
         while queue:
@@ -48,7 +48,7 @@ _SKIP_PADDING = """\
             if item is None:  # plugin: skip padding
                 continue
 """
-_MIRRORED_STEP = _STEP.replace("        for item in batch:\n", _SKIP_PADDING)
+MIRRORED_STEP = _MIRRORED_STEP = _STEP.replace("        for item in batch:\n", _SKIP_PADDING)
 
 
 def _logged(step: str) -> str:
@@ -60,8 +60,13 @@ def _engine(*methods: str) -> str:
     return "\nclass Engine:\n" + "\n".join((_INIT, *methods))
 
 
+def engine_patch(*methods: str) -> str:
+    """The plugin's `EnginePatch` class with these methods (its imports not included)."""
+    return "class EnginePatch(ArcticPatch[Engine]):\n" + "\n".join(methods)
+
+
 def _engine_patch(*methods: str) -> str:
-    return HEADER + "class EnginePatch(ArcticPatch[Engine]):\n" + "\n".join(methods)
+    return HEADER + engine_patch(*methods)
 
 
 # the plain pair: EnginePatch.step copies Engine.step and skips padding

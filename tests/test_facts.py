@@ -93,3 +93,30 @@ def test_a_member_the_plugin_adds_to_a_base_class_is_provided_to_its_subclasses(
     result = run_scan(old, new, bare, checks=(AttributesCheck(), UndefinedCheck()))
     expect(result, ["PP0051 error latent"])
     assert only(result, "PP0051").args["name"] == "cache"
+
+
+def _mirror_scan(new_engine: str, mirror: str = MIRROR):
+    return run_scan({"host/engine.py": ENGINE}, {"host/engine.py": new_engine}, {"plug/patch.py": mirror, **PATCHING},
+                    checks=(MirrorsCheck(),))
+
+
+def test_a_vanished_members_rename_comes_from_news_body_before_the_class():
+    """NEW's `step` now reads `self.scale_factor`; the class also gained `scales`, a closer name: the body wins."""
+    new = ENGINE.replace("        self.scale = config.scale\n",
+                         "        self.scale_factor = config.scale\n        self.scales = []\n") \
+        .replace("item * self.scale", "item * self.scale_factor")
+    result = _mirror_scan(new)
+    expect(result, ["PP1201 warning drift", "PP1202 error drift"])
+    finding = only(result, "PP1202")
+    assert (finding.args["name"], finding.plugin.line) == ("scale", 10)
+    assert finding.suggestion == "use `self.scale_factor` as upstream now does"
+
+
+def test_a_member_neither_version_defines_is_no_vanished_member():
+    result = _mirror_scan(ENGINE, MIRROR.replace("item * self.scale", "item * self.scale * self.bias"))
+    expect(result, ["no PP1202"])
+
+
+def test_a_mirror_whose_class_new_dropped_reports_no_vanished_member():
+    result = _mirror_scan("class Other:\n    pass\n")
+    expect(result, ["no PP1202"])

@@ -142,3 +142,13 @@ def test_plugin_assigned_attributes(plugin, expected):
     imports = "from plug.patching import ArcticPatch\nfrom host.owner import Owner\nfrom host.proposer import Proposer\n\n\n"
     result = run_scan(old, new, {**PATCHING, USE: imports + plugin}, checks=(ChainsCheck(),))
     expect(result, expected, at=True)
+
+
+@pytest.mark.parametrize(("param", "chain"), [
+    ("c" * 37, "c" * 37 + ".model_config.hf_config"),  # 60 characters: named whole
+    ("c" * 38, "c" * 38 + ".model_config.hf_co..."),  # 61: cut to 57 and an ellipsis
+])
+def test_a_long_chain_is_cut_at_sixty_characters(param, chain):
+    result = scan(f"def go({param}: VllmConfig):\n    return {param}.model_config.hf_config.num_experts\n")
+    expect(result, ["PP0905 error drift go:7"], at=True)
+    assert only(result, "PP0905").args["chain"] == chain

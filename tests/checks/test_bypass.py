@@ -222,3 +222,62 @@ def test_bypass_names_the_plugins_bootstrap(plugin, bootstrap):
     finding = only(result, "PP1002")
     assert finding.extra.get("bootstrap") == bootstrap
     assert any("plug/plugin.py:1 (register)" in d for d in finding.details) is (bootstrap is not None)
+
+
+# -- how a candidate is related, stated in the finding -------------------------------------------------
+def _patch_of(*methods: str) -> dict[str, str]:
+    return {**PLUGIN, "plug/patch.py": "from plug.patching import ArcticPatch\nfrom host.worker.runner import Runner\n"
+                                       "\n\nclass RunnerPatch(ArcticPatch[Runner]):\n" + _methods(methods)}
+
+
+def test_a_subclass_names_at_most_four_overridden_methods():
+    files = {"host/worker/runner.py": "class Runner:\n" + _methods(TEN),
+             "host/worker/cpu.py": "from host.worker.runner import Runner\n\n\nclass CpuRunner(Runner):\n"
+                                   + _methods(TEN[:5])}
+    result = run_scan(files, files, _patch_of(*TEN[:5]), checks=CHECK)
+    expect(result, ["PP1003 info latent"])
+    assert only(result, "PP1003").args["relation"] == "subclass overriding patched step_0, step_1, step_2, step_3"
+
+
+def test_a_sibling_shares_what_the_common_base_does_not_give():
+    """The base gives half the target's methods: a sibling defining 3 of the other 5 is a candidate
+    (3 of 10 would be too few)."""
+    base = "class RunnerBase:\n" + _methods(TEN[:5])
+    files = {"host/worker/base.py": base,
+             "host/worker/runner.py": "from host.worker.base import RunnerBase\n\n\nclass Runner(RunnerBase):\n"
+                                      + _methods(TEN),
+             "host/worker/other.py": "from host.worker.base import RunnerBase\n\n\nclass Other(RunnerBase):\n"
+                                     + _methods(TEN[5:8])}
+    result = run_scan(files, files, _patch_of("step_5"), checks=CHECK)
+    expect(result, ["PP1003 info latent"])
+    finding = only(result, "PP1003")
+    assert (finding.subject, finding.args["relation"]) == ("host.worker.other.Other", "sibling under RunnerBase")
+
+
+def test_a_sibling_under_two_shared_bases_names_the_first():
+    bases = "class Alpha:\n    pass\n\n\nclass Beta:\n    pass\n"
+    head = "from host.worker.bases import Alpha, Beta\n\n\n"
+    files = {"host/worker/bases.py": bases,
+             "host/worker/runner.py": head + "class Runner(Alpha, Beta):\n" + _methods(TEN),
+             "host/worker/other.py": head + "class Other(Alpha, Beta):\n" + _methods(TEN[:6])}
+    result = run_scan(files, files, _patch_of("step_0"), checks=CHECK)
+    expect(result, ["PP1003 info latent"])
+    assert only(result, "PP1003").args["relation"] == "sibling under Alpha"
+
+
+def test_a_same_named_sibling_is_named_by_its_name():
+    """A class both same-named and a sibling is found as "same name" first, and stays so."""
+    head = "from host.worker.base import RunnerBase\n\n\nclass Runner(RunnerBase):\n"
+    files = {"host/worker/base.py": "class RunnerBase:\n" + _methods(["base_only"]),
+             "host/worker/runner.py": head + _methods(TEN), "host/worker/v2/runner.py": head + _methods(TEN)}
+    result = run_scan(files, files, _patch_of("step_0"), checks=CHECK)
+    expect(result, ["PP1003 info latent"])
+    finding = only(result, "PP1003")
+    assert (finding.subject, finding.args["relation"]) == ("host.worker.v2.runner.Runner", "same name")
+
+
+def test_two_patches_of_one_class_report_its_parallel_implementation_once():
+    second = ("from plug.patching import ArcticPatch\nfrom host.worker.runner import Runner\n\n\n"
+              "class MoreRunnerPatch(ArcticPatch[Runner]):\n    def profile_run(self):\n        pass\n")
+    result = run_scan(host(WORKER_ENV), host(WORKER_ENV), {**PLUGIN, "plug/more.py": second}, checks=CHECK)
+    expect(result, ["PP1003 info latent"])

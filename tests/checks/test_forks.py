@@ -6,7 +6,7 @@ from harness import expect, only, run_scan
 from pinport.checks.copied_lines import CopiedLinesCheck
 from pinport.checks.forks import ForksCheck
 from pinport.findings import Severity
-from scenarios import BASE, SECOND_SITE
+from scenarios import BASE, ENGINE, SECOND_SITE
 from scenarios import RESETTING_BACKEND as BACKEND
 from scenarios import RESETTING_FORK as FORK
 
@@ -44,6 +44,7 @@ def test_changed_fork_evidence_and_pending_hunk():
     assert (finding.old.path, finding.new.path) == ("host/backend.py", "host/backend.py")
     assert finding.subject == "host.backend" and finding.args["name"] == FORK_PATH
     assert finding.args["pending"] == 1 and finding.level is Severity.WARNING
+    assert (finding.args["unit"], finding.args["where"]) == ("AttentionImpl.forward", " to `AttentionImpl.forward`")
     assert "-        key_cache, value_cache = kv_cache.unbind(0)" in finding.details
     assert "+        key_cache, value_cache = kv_cache.unbind(1)" in finding.details
 
@@ -65,6 +66,7 @@ def test_second_site_reports_the_new_form():
     assert finding.old.path == "host/backend.py" and finding.old.snippet.endswith("unbind(0)")
     assert finding.new.snippet == "key_cache, value_cache = kv_cache.unbind(1)"
     assert "kv_cache.unbind(1)" in finding.suggestion
+    assert (finding.plugin.column, finding.old.column, finding.new.column) == (0, 0, 0)  # the whole line, each side
 
 
 @pytest.mark.parametrize("site", [
@@ -100,6 +102,10 @@ def test_declared_fork_that_does_not_exist():
     expect(result, ["PP0804 warning drift"])
     finding = only(result, "PP0804")
     assert finding.args["name"] == "plug/nope.py" and finding.level is Severity.WARNING
+    # neither side exists: one finding, naming the plugin's side first
+    both = scan(BACKEND, forks=(("plug/nope.py", "host/nope.py"),))
+    expect(both, ["PP0804 warning drift"])
+    assert (only(both, "PP0804").args["name"], only(both, "PP0804").args["label"]) == ("plug/nope.py", "plugin")
 
 
 def test_removed_inherited_member_evidence():
@@ -242,3 +248,84 @@ def test_unit_upstream_deleted_and_the_fork_keeps_is_info():
     # twin: upstream rewrites it instead, and the fork has to follow
     rewritten = scan(BACKEND.replace("        weights = scores.softmax(dim=-1)\n", "        weights = scores.sigmoid()\n"))
     expect(rewritten, ["PP0801 warning drift AttentionImpl.attend:41"], at=True)
+
+
+# A host module the plugin both imports from and patches is one it touches: a plain function copying a
+# line of it follows the change too.
+PATCHED_ENGINE = """
+from plug.patching import ArcticPatch
+from host.engine import Engine
+
+
+class EnginePatch(ArcticPatch[Engine]):
+    def compute(self, item):
+        return item + 3
+
+
+def first_values(engine, batch):
+    for item in batch:
+        value = engine.compute(item)
+        return value
+"""
+
+
+def test_copied_line_of_a_module_the_plugin_imports_and_patches():
+    new = ENGINE.replace("value = self.compute(item)", "value = self.compute(item, self.config)")
+    plugin = {"plug/engine_patch.py": PATCHED_ENGINE, "plug/patching.py": "class ArcticPatch:\n    pass\n"}
+    result = run_scan({"host/engine.py": ENGINE}, {"host/engine.py": new}, plugin, checks=(CopiedLinesCheck(),))
+    expect(result, ["PP0805 warning drift first_values:12"], at=True)
+    finding = only(result, "PP0805")
+    assert (finding.old.path, finding.new.snippet) == ("host/engine.py", "value = self.compute(item, self.config)")
+    expect(run_scan({"host/engine.py": ENGINE}, {"host/engine.py": ENGINE}, plugin, checks=(CopiedLinesCheck(),)),
+           ["no PP0805"])
+
+
+# A host file the plugin forks and, through a subclass's patch, mirrors a method of, without importing it:
+# a third file's copy of one of its lines is still judged.
+SUB = "from host.backend import AttentionImpl\n\n\nclass TreeImpl(AttentionImpl):\n    pass\n"
+SUB_PATCH = """
+from plug.patching import ArcticPatch
+from host.tree import TreeImpl
+
+
+class TreeImplPatch(ArcticPatch[TreeImpl]):
+    def attend(self, query, key_cache, value_cache, metadata):
+        lengths = metadata.seq_lens
+        blocks = metadata.block_table
+        scores = query @ key_cache[blocks].transpose(-1, -2)
+        scores = scores / math.sqrt(self.head_size)
+        weights = scores.softmax(dim=-1)
+        return weights @ value_cache[blocks][:lengths] * 2
+"""
+UNIMPORTED_SITE = """
+def write_kv(layer, key, slots):
+    kv_cache = layer.kv_cache
+    k_cache, v_cache = kv_cache.unbind(0)
+    k_cache.index_copy_(0, slots, key)
+    return k_cache
+"""
+
+
+def test_copied_line_of_a_module_forked_and_mirrored_only():
+    old = {"host/backend.py": BACKEND, "host/base.py": BASE, "host/tree.py": SUB}
+    plugin = {FORK_PATH: FORK, "plug/tree_patch.py": SUB_PATCH, SITE_PATH: UNIMPORTED_SITE,
+              "plug/patching.py": "class ArcticPatch:\n    pass\n"}
+    result = run_scan(old, {**old, "host/backend.py": LAYOUT}, plugin, checks=(CopiedLinesCheck(),))
+    expect(result, ["PP0805 warning drift write_kv:3"], at=True)
+    assert only(result, "PP0805").old.path == "host/backend.py"
+
+
+REGISTER = {"plug/register.py": "from plug.tree_backend import AttentionImpl\n\nIMPLS = [AttentionImpl]\n"}
+
+
+@pytest.mark.parametrize(("new_backend", "expected"), [
+    # upstream changed `BackendOptions`, which the fork keeps but no plugin code hands on: nothing to port
+    (BACKEND.replace("        self.block_size = block_size\n", "        self.block_size = block_size or 16\n"),
+     ["no PP0801"]),
+    (LAYOUT, ["PP0801 warning drift AttentionImpl.forward:31"]),  # twin: the class the plugin registers
+])
+def test_hunks_in_a_fork_class_nothing_uses_are_left_out(new_backend, expected):
+    old = {"host/backend.py": BACKEND, "host/base.py": BASE}
+    new = {"host/backend.py": new_backend, "host/base.py": BASE}
+    result = run_scan(old, new, {FORK_PATH: FORK, **REGISTER}, checks=(ForksCheck(),))
+    expect(result, expected, at=True)

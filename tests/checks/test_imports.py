@@ -208,3 +208,44 @@ def test_renamed_to_a_function_is_suggested_only_where_a_function_fits(use, sugg
     finding = only(result, "PP0501")
     assert finding.args["candidate"] == "FusedMoEFactory"
     assert finding.suggestion.startswith("use `host.moe.FusedMoEFactory`") is suggests_it
+
+
+def test_a_flag_the_old_helper_read_is_listed_for_a_name_of_weak_words_only():
+    """`is_enabled` has no word a flag could share (both are weak): the flag it read still counts."""
+    old = {"host/m.py": "HOST_MODE = 1\n\n\ndef is_enabled():\n    return HOST_MODE\n"}
+    result = scan(old, {"host/m.py": "HOST_MODE = 1\n"}, "from host.m import is_enabled\n")
+    expect(result, ["PP0601 error drift"])
+    assert only(result, "PP0601").suggestion == "a flag may replace it: `host.m.HOST_MODE`"
+
+
+def test_attribute_missing_on_a_class_lists_its_look_alike_members():
+    old = {"host/runner.py": "class Runner:\n    max_batch = 8\n\n    def step(self):\n        pass\n"}
+    new = {"host/runner.py": "class Runner:\n    max_batches = 8\n\n    def step(self):\n        pass\n"}
+    result = scan(old, new, "from host.runner import Runner\n\n\ndef size():\n    return Runner.max_batch\n")
+    expect(result, ["PP0602 error drift size:5"], at=True)
+    finding = only(result, "PP0602")
+    assert finding.subject == "host.runner.Runner.max_batch"
+    assert finding.suggestion == "host 2.0 `host.runner.Runner` has: max_batches"
+
+
+@pytest.mark.parametrize(("modules", "suggestion"), [
+    (["host/v1/pooler.py"], "the module may have moved to `host.v1.pooler`"),
+    (["host/v1/pooler.py", "host/v2/pooler.py", "host/v3/pooler.py", "host/v4/pooler.py"],
+     "the module may have moved to `host.v1.pooler` (or host.v2.pooler, host.v3.pooler)"),  # two more at most
+])
+def test_missing_module_suggests_modules_of_the_same_name(modules, suggestion):
+    old = {"host/pooler.py": "X = 1\n", "host/other.py": "Y = 1\n"}
+    new = {"host/other.py": "Y = 1\n", **{m: "X = 1\n" for m in modules}}
+    result = scan(old, new, "import host.pooler\n")
+    expect(result, ["PP0401 error drift"])
+    assert only(result, "PP0401").suggestion == suggestion
+
+
+def test_every_import_and_read_is_checked_past_skipped_ones():
+    """A name the plugin provides itself, and a read seen twice, are skipped: the ones after them still count."""
+    old = {"host/m.py": "def f():\n    pass\n\n\ndef g():\n    pass\n\n\nKEEP = 1\nGONE = 2\n"}
+    new = {"host/m.py": "KEEP = 1\n"}
+    src = ("import host.m as m\nfrom host.m import f\nfrom host.m import g\n\nm.f = f\n\n\n"
+           "def use():\n    return m.KEEP + m.KEEP + m.GONE\n")
+    result = scan(old, new, src)
+    expect(result, ["PP0601 error drift <module>:3", "PP0602 error drift use:9"], at=True)

@@ -218,3 +218,33 @@ def test_assigning_over_the_hosts_class_of_the_same_name_does_not_use_the_forks(
     install = ("import host.flash as target\nfrom plug.flash_fork import Impl\n\n\n"
                "def apply():\n    target.Backend = Impl\n")
     expect(_fork_scan(**{"plug/attention.py": install}), ["PP0204 info latent"])
+
+
+# A host passthrough (`forward_oot(self, *args, **kwargs)` handing everything to `forward_native`, a
+# docstring or not) stands for the member it forwards to: the plugin's replacement is judged against that.
+def _custom_op(doc: str, native: str) -> dict[str, str]:
+    return {"host/op.py": f"class CustomOp:\n    def forward_oot(self, *args, **kwargs):\n{doc}"
+                          "        return self.forward_native(*args, **kwargs)\n\n\n"
+                          f"class Rotary(CustomOp):\n    def forward_native{native}:\n        return query\n"}
+
+
+ROTARY_PATCH = ("from plug.patching import ArcticPatch\nfrom host.op import Rotary\n\n\n"
+                "class RotaryPatch(ArcticPatch[Rotary]):\n    def forward_oot(self, positions, query):\n"
+                "        return query\n")
+
+
+@pytest.mark.parametrize("doc", ["", '        """Out-of-tree platforms."""\n', "        # out of tree\n"])
+def test_a_passthrough_base_is_judged_as_the_member_it_forwards_to(doc):
+    old = _custom_op(doc, "(self, positions, query)")
+    new = _custom_op(doc, "(self, positions, query, key=None)")
+    result = run_scan(old, new, {PATCH: ROTARY_PATCH, **PATCHING}, checks=(SignaturesCheck(),))
+    expect(result, ["PP0101 warning drift RotaryPatch.forward_oot:6"], at=True)
+    assert only(result, "PP0101").args["param"] == "key"
+    expect(run_scan(old, old, {PATCH: ROTARY_PATCH, **PATCHING}, checks=(SignaturesCheck(),)), ["no PP0101"])
+
+
+def test_a_passthrough_that_does_more_is_no_passthrough():
+    doc = '        """Out-of-tree platforms."""\n        self.calls = 1\n'
+    result = run_scan(_custom_op(doc, "(self, positions, query)"), _custom_op(doc, "(self, positions, query, key=None)"),
+                      {PATCH: ROTARY_PATCH, **PATCHING}, checks=(SignaturesCheck(),))
+    expect(result, ["no PP0101"])

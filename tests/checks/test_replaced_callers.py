@@ -155,7 +155,8 @@ def test_call_sites_inside_replaced_host_code_do_not_count():
     expect(run_scan(host, host, plugin, checks=(ReplacedCallersCheck(),)), ["no PP0112"])
 
 
-@pytest.mark.parametrize(("count", "more"), [(10, None), (12, "... and 2 more call sites")])
+@pytest.mark.parametrize(("count", "more"), [(10, None), (12, "... and 2 more call sites"),
+                                             (21, "... and 11 more call sites")])
 def test_call_sites_beyond_ten_are_counted_not_listed(count, more):
     calls = "".join(f"\n\ndef run_{i}():\n    graph_capture(1, {2 + i % 2})\n" for i in range(count))
     new = {"host/state.py": STATE_NEW, "host/runner.py": "from host.state import graph_capture\n" + calls}
@@ -190,3 +191,11 @@ def test_severity_follows_where_the_host_calls_it(files, expected, reason):
                       optional_paths=("host.models",))
     expect(result, expected)
     assert any(d.startswith(reason) for d in only(result, "PP0110").details)
+
+
+def test_a_patch_of_a_value_before_the_function_does_not_end_the_walk():
+    """`LIMIT = 4` patches a value (no function to call): skipped, and the replaced function after it still judged."""
+    plugin = MODULE_PATCH.replace("    def graph_capture(device):\n", "    LIMIT = 4\n\n    def graph_capture(device):\n")
+    runner = "from host.state import graph_capture\n\n\ndef run():\n    graph_capture(1, 2)\n"
+    result = scan({"host/state.py": STATE_OLD}, {"host/state.py": STATE_NEW, "host/runner.py": runner}, plugin)
+    expect(result, ["PP0111 error drift StatePatch.graph_capture:8"], at=True)

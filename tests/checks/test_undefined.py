@@ -119,3 +119,54 @@ def test_duplicate_methods(body, expected):
     if not expected[0].startswith("no "):
         finding = only(result, "PP0052")
         assert finding.plugin.line == 6 and finding.args["line"] == 9
+
+
+def test_a_star_import_however_spaced_makes_the_modules_names_unknowable():
+    spaced = "from os.path import  *\n\n\ndef f():\n    return join\n"
+    expect(names(spaced), ["no PP0050"])
+    expect(names(spaced.replace("from os.path import  *\n", "")), ["PP0050 error latent f:2"], at=True)
+
+
+READS = ("    def capture(self):\n        return self.device + self.zz_missing\n\n"
+         "    def profile(self):\n        self.zz_missing.clear()\n        return self.zz_missing\n")
+
+
+def test_every_undefined_member_read_is_found_past_defined_ones_at_its_first_read():
+    """`self.device` (the host defines it) sorts first: the walk goes on to `zz_missing`, cited where first read."""
+    result = run_scan({"host/runner.py": RUNNER}, {"host/runner.py": RUNNER}, patch(READS), checks=CHECK)
+    expect(result, ["PP0051 error latent RunnerPatch.capture:7", "PP0051 error latent RunnerPatch.profile:10"],
+           at=True)
+
+
+GONE_PATCH = ("from plug.patching import ArcticPatch\nfrom host.gone import Gone\n\n\n"
+              "class GonePatch(ArcticPatch[Gone]):\n    def run(self):\n        return self._extra_state\n\n"
+              "    def _extra_state_init(self):\n        self._extra_state = 0\n")
+
+
+def test_a_patch_of_a_class_the_host_lacks_is_left_to_the_imports_check():
+    result = run_scan({"host/runner.py": RUNNER}, {"host/runner.py": RUNNER},
+                      {**patch(CALL), "plug/gone.py": GONE_PATCH}, checks=CHECK)
+    expect(result, ["PP0051 error latent RunnerPatch.capture:7"], at=True)
+
+
+PLUGIN_HIERARCHY = ("def helper():\n    return 1\n\n\nclass Base:\n    @staticmethod\n    def make():\n        return Base()\n\n"
+                    "    def __init__(self):\n        self.ready = True\n\n\n"
+                    "class Child(Base):\n    def run(self):\n        return self.ready and self.steps_done\n")
+
+
+def test_undefined_member_of_a_plugin_class_with_a_plugin_base():
+    """A module-level function and a staticmethod come first, and the base is the plugin's own: the class is
+    still judged."""
+    result = run_scan({"host/runner.py": RUNNER}, {"host/runner.py": RUNNER}, {"plug/tree.py": PLUGIN_HIERARCHY},
+                      checks=CHECK)
+    expect(result, ["PP0051 error latent Child.run:16"], at=True)
+    assert only(result, "PP0051").args == {"name": "steps_done", "cls": "Child", "label": "plugin"}
+
+
+def test_a_member_the_plugin_stores_on_the_host_class_is_defined_and_the_walk_goes_on():
+    """`aa_cache` is stored by a function the plugin attaches to `Runner`: defined there, not by any plugin class."""
+    body = ("    def capture(self):\n        return self.aa_cache + self.zz_missing\n\n\n"
+            "def _setup(self):\n    self.aa_cache = {}\n\n\nRunner.setup = _setup\n")
+    result = run_scan({"host/runner.py": RUNNER}, {"host/runner.py": RUNNER}, patch(body), checks=CHECK)
+    expect(result, ["PP0051 error latent RunnerPatch.capture:7"], at=True)
+    assert only(result, "PP0051").args["name"] == "zz_missing"

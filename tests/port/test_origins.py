@@ -54,6 +54,7 @@ def test_a_lagging_copy_is_a_latent_finding_naming_its_release(tmp_path):
     finding = only(result, "PP1204")
     assert (finding.status, finding.level) == (Status.LATENT, Severity.WARNING)
     assert finding.plugin.path == "plug/patch.py" and finding.plugin.unit == "EnginePatch.step"
+    assert finding.plugin.column == 0  # the copy's first line, cited whole
     assert (finding.old.path, finding.old.snippet) == ("host/engine.py", "def step(self, batch):")
     assert finding.new.path == "host/engine.py" and finding.subject == "host.engine.Engine.step"
     assert finding.args["origin"] == "copied from host 0.5 and not updated since: upstream changed it in 1.0"

@@ -56,7 +56,8 @@ def test_kernel_helper_needs_new_arguments_and_moved_to_create_weights(rebase_18
     # one call, two missing arguments: one finding listing both (one root cause, one finding)
     finding = find(rebase_18_24, "PP0301", "init_fp8_linear_kernel", name="input_dtype")
     assert (finding.plugin.path, finding.plugin.line) == ("arctic_inference/vllm/spec_dec/fp8.py", 76)
-    assert [f.code for f in rebase_18_24.findings if f.subject.endswith("init_fp8_linear_kernel")] == ["PP0301"]
+    assert [(f.code, f.level, f.status) for f in rebase_18_24.findings
+            if f.subject.endswith("init_fp8_linear_kernel")] == [("PP0301", Severity.ERROR, Status.DRIFT)]
     assert any(d.startswith("the same call also: PP0301") and "`weight_shape`" in d for d in finding.details)
     assert any("fp8.py:387 (Fp8LinearMethod.create_weights)" in d for d in finding.details)
 

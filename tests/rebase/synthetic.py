@@ -14,6 +14,8 @@ from pathlib import Path
 
 from tests.ledger.gitrepo import ScratchRepo
 
+from scenarios import DRAIN, DRAINING_ENGINE, MIRRORED_STEP, engine_patch
+
 
 def _dedent(files: dict[str, str]) -> dict[str, str]:
     return {rel: textwrap.dedent(text).lstrip("\n") for rel, text in files.items()}
@@ -45,32 +47,7 @@ HOST_OLD = _dedent({
                                          "Requires-Dist: protobuf>=4.21\n",
 })
 
-ENGINE = """
-    class Engine:
-        def __init__(self, config):
-            self.config = config
-            self.steps = 0
-
-        def compute(self, item):
-            return item * 2
-
-        def drain(self, queue):
-            results = []
-            while queue:
-                item = queue.pop()
-                results.append(self.compute(item))
-            self.steps += len(results)
-            return results
-
-        def step(self, batch):
-            outputs = []
-            for item in batch:
-                value = self.compute(item)
-                outputs.append(value)
-            self.steps += 1
-            return outputs
-    """
-HOST_OLD["hostlib/engine.py"] = textwrap.dedent(ENGINE).lstrip("\n")
+HOST_OLD["hostlib/engine.py"] = DRAINING_ENGINE.lstrip("\n")  # the mirror tests' Engine
 # NEW counts steps per item (a clean merge into the plugin's `step`) and no longer keeps `config`
 # (the merge of `drain`, whose plugin line reads `self.config`, is clean but fails verification)
 ENGINE_NEW = HOST_OLD["hostlib/engine.py"].replace("        self.steps += 1\n", "        self.steps += len(batch)\n") \
@@ -174,32 +151,11 @@ def use():
     return kept() + gone()
 """
 
-ENGINE_PATCH = """
-from hostlib.engine import Engine
-
-from demo_plugin.patching import ArcticPatch
-
-
-class EnginePatch(ArcticPatch[Engine]):
-    def drain(self, queue):
-        results = []
-        while queue:
-            item = queue.pop()
-            results.append(self.compute(item))
-            self.config.trace(item)  # plugin: trace each item
-        self.steps += len(results)
-        return results
-
-    def step(self, batch):
-        outputs = []
-        for item in batch:
-            if item is None:  # plugin: skip padding
-                continue
-            value = self.compute(item) + 1
-            outputs.append(value)
-        self.steps += 1
-        return outputs
-"""
+# the plugin's copies of Engine.drain (tracing each item) and Engine.step (skipping padding, a changed value)
+ENGINE_PATCH = "\nfrom hostlib.engine import Engine\n\nfrom demo_plugin.patching import ArcticPatch\n\n\n" + engine_patch(
+    DRAIN.replace("            results.append(self.compute(item))\n",
+                  "            results.append(self.compute(item))\n            self.config.trace(item)  # plugin: trace each item\n"),
+    MIRRORED_STEP.replace("value = self.compute(item)", "value = self.compute(item) + 1"))
 
 TEST_PATCHES = """
 from demo_plugin.patches import MyRunner

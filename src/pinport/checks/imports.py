@@ -187,13 +187,14 @@ class ImportsCheck:
     @staticmethod
     def _alternatives(ctx: ScanContext, module: str, name: str) -> str:
         """What the old place holds now: look-alike names there, and flags that may replace a helper."""
-        summary = ctx.host.index.modules.get(module)
-        if summary is None:
-            return ""
-        pool = list(summary.bindings) + list(summary.lazy_exports)
         sym = ctx.host.resolve(module)
-        if sym is not None and sym.kind == CLASS and isinstance(sym.obj, ClassInfo):
+        if sym is not None and sym.kind == CLASS and isinstance(sym.obj, ClassInfo):  # `Cls.x` read on a class
             pool = list(sym.obj.methods) + list(sym.obj.attributes)
+        else:
+            summary = ctx.host.index.modules.get(module)
+            if summary is None:
+                return ""
+            pool = list(summary.bindings) + list(summary.lazy_exports)
         close = difflib.get_close_matches(name, pool, n=3, cutoff=0.6)
         parts = []
         if close:
