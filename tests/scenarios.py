@@ -132,7 +132,7 @@ _FORWARD = """\
         output = self.attend(query, key_cache, value_cache, metadata)
         return output * self.scale
 """
-_ATTEND = """\
+ATTEND = _ATTEND = """\
     def attend(self, query, key_cache, value_cache, metadata):
         lengths = metadata.seq_lens
         blocks = metadata.block_table

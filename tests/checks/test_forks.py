@@ -6,7 +6,7 @@ from harness import expect, only, run_scan
 from pinport.checks.copied_lines import CopiedLinesCheck
 from pinport.checks.forks import ForksCheck
 from pinport.findings import Severity
-from scenarios import BASE, ENGINE, SECOND_SITE
+from scenarios import ATTEND, BASE, ENGINE, SECOND_SITE
 from scenarios import RESETTING_BACKEND as BACKEND
 from scenarios import RESETTING_FORK as FORK
 
@@ -283,20 +283,9 @@ def test_copied_line_of_a_module_the_plugin_imports_and_patches():
 # A host file the plugin forks and, through a subclass's patch, mirrors a method of, without importing it:
 # a third file's copy of one of its lines is still judged.
 SUB = "from host.backend import AttentionImpl\n\n\nclass TreeImpl(AttentionImpl):\n    pass\n"
-SUB_PATCH = """
-from plug.patching import ArcticPatch
-from host.tree import TreeImpl
-
-
-class TreeImplPatch(ArcticPatch[TreeImpl]):
-    def attend(self, query, key_cache, value_cache, metadata):
-        lengths = metadata.seq_lens
-        blocks = metadata.block_table
-        scores = query @ key_cache[blocks].transpose(-1, -2)
-        scores = scores / math.sqrt(self.head_size)
-        weights = scores.softmax(dim=-1)
-        return weights @ value_cache[blocks][:lengths] * 2
-"""
+# the plugin's copy of the inherited AttentionImpl.attend, scaling its result
+SUB_PATCH = ("from plug.patching import ArcticPatch\nfrom host.tree import TreeImpl\n\n\n"
+             "class TreeImplPatch(ArcticPatch[TreeImpl]):\n" + ATTEND.replace("[:lengths]\n", "[:lengths] * 2\n"))
 UNIMPORTED_SITE = """
 def write_kv(layer, key, slots):
     kv_cache = layer.kv_cache
