@@ -71,6 +71,21 @@ def test_split_balances_cost_and_keeps_registry_order():
         assert [c.name for c in group] == [n for n in order if n in {c.name for c in group}]
     cost = lambda group: sum(getattr(c, "cost", 1) for c in group)  # noqa: E731
     assert abs(cost(here) - cost(there)) <= max(getattr(c, "cost", 1) for c in CHECKS)
+    for fact in ("copies", "call_failures", "host_calls"):  # a shared fact is built in one process only
+        readers = {c.name for c in CHECKS if fact in getattr(c, "shares", ())}
+        assert len(readers) >= 2
+        assert readers <= {c.name for c in here} or readers <= {c.name for c in there}, fact
+
+
+def test_split_keeps_checks_sharing_a_fact_together_even_through_a_third():
+    from pinport.scan import _split
+
+    def check(name: str, cost: float, *shares: str):
+        return type(name, (), {"name": name, "cost": cost, "shares": shares})()
+
+    a, b, c, d = check("a", 1, "x"), check("b", 1, "y"), check("c", 1, "x", "y"), check("d", 2)
+    here, there = _split((a, b, c, d))
+    assert {tuple(c.name for c in here), tuple(c.name for c in there)} == {("a", "b", "c"), ("d",)}
 
 
 def _die(*_args: object) -> None:

@@ -22,6 +22,7 @@ from .model.callsites import CallSite
 from .model.host import HostView, receiving_params
 from .model.index import IndexCache
 from .model.inference import Inference
+from .model.nodes import walk
 from .model.resolve import CLASS, EXTERNAL, INERT_BASES, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
@@ -30,7 +31,7 @@ from .plugin.callers import Failure, host_call_failures, override_reached, repla
 from .plugin.forks import Copies, find_copies, find_copy_sources
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
-from .plugin.reach import unreached_classes
+from .plugin.reach import ModuleCalls, module_calls, plugin_call_passing, unreached_classes
 from .plugin.records import Patch, PatchKind
 from .plugin.typed import HostCall, PluginTyping, host_calls
 from .plugin.uses import (
@@ -65,6 +66,9 @@ class ScanFacts:
         compute them, or before judging many host versions with `with_hosts`)."""
         for name in _PLUGIN_SIDE:
             getattr(self, name)
+        for module in self.plugin.modules:  # nearly every check walks the plugin's units
+            for unit in self.plugin_units(module):
+                self.plugin_unit_walk(module, unit)
 
     def with_hosts(self, old: HostView, new: HostView) -> ScanFacts:
         """The facts of the same plugin against another host pair (the rebase's stops judge one
@@ -104,6 +108,18 @@ class ScanFacts:
             return list(iter_units(tree)) if tree is not None else []
         return self.keep(("units", module), build)
 
+    def plugin_unit_nodes(self, module: str, unit: Unit) -> tuple[ast.AST, ...]:
+        """Every node of a plugin function unit, in `ast.walk` order (see `plugin_nodes`)."""
+        assert unit.node is not None
+        return self.plugin_nodes(module, unit.node)
+
+    def plugin_nodes(self, module: str, node: ast.AST) -> tuple[ast.AST, ...]:
+        """Every node under a plugin function's node, in `ast.walk` order: walked once per scan,
+        however many checks and facts filter it on however many runs."""
+        key = ("nodes", module, getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        root, nodes = self.keep(key, lambda: (node, tuple(walk(node))))
+        return nodes if root is node else tuple(walk(node))  # another tree's node at the same place
+
     def plugin_unit_walk(self, module: str, unit: Unit) -> UnitWalk:
         """One walk over a plugin unit: its calls, imports, assignments, guards."""
         return walk_unit(self.plugin.index, module, unit)
@@ -114,6 +130,15 @@ class ScanFacts:
     def plugin_line(self, module: str, line: int, unit: str, column: int = 0) -> Location:
         """The plugin location of a line in `module`, inside plugin unit `unit`, with the line's text."""
         return Location(self.plugin.index.paths[module], line, column, unit, self.plugin.index.line_text(module, line))
+
+    def plugin_call_passing(self, cls_name: str, method: str, position: int, param: str) -> int:
+        """The first plugin line calling `method` of a `cls_name` instance with `param` (see
+        `plugin.reach.plugin_call_passing`); 0 when none does."""
+        return self.keep(("plugin-call-passing", cls_name, method, position, param),
+                         lambda: plugin_call_passing(self.plugin, self._module_calls, cls_name, method, position, param))
+
+    def _module_calls(self, module: str) -> ModuleCalls:
+        return self.keep(("module-calls", module), lambda: module_calls(self.plugin.index.parsed(module)))
 
     @cached_property
     def uses(self) -> PluginUses:
@@ -128,7 +153,7 @@ class ScanFacts:
     @cached_property
     def assigned_attributes(self) -> list[AssignedAttribute]:
         """Host attributes plugin methods set to new instances of plugin classes (`self.drafter = Mine()`)."""
-        return find_assigned_attributes(self.plugin, self.host_methods)
+        return find_assigned_attributes(self.plugin, self.host_methods, self.plugin_nodes)
 
     def confirming_sites(self, view: HostView, patch: Patch) -> tuple[tuple[CallSite, str, str], ...]:
         """(host call site, attribute, parameter that fails) for each `view` call site that fails against an ordinary

@@ -148,12 +148,31 @@ def _run_forked(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext
 
 
 def _split(checks: tuple[Check, ...]) -> tuple[tuple[Check, ...], tuple[Check, ...]]:
-    """Two groups of about equal cost (a check's `cost` hint, default 1), each in registry order."""
+    """Two groups of about equal cost (a check's `cost` hint, default 1), each in registry order.
+
+    Checks that read the same costly shared fact (`shares`) stay together, so the forked worker and
+    this process never both build it: bundles of such checks are spread, not the checks.
+    """
+    bundle_of: dict[str, int] = {}  # check name or shared fact -> bundle number
+    bundles: list[list[Check]] = []
+    for check in checks:
+        keys = [f"check:{check.name}", *(f"fact:{f}" for f in getattr(check, "shares", ()))]
+        joined = sorted({bundle_of[k] for k in keys if k in bundle_of})
+        target = joined[0] if joined else len(bundles)
+        if not joined:
+            bundles.append([])
+        for other in joined[1:]:  # this check links bundles that were apart: merge them
+            bundles[target].extend(bundles[other])
+            bundles[other] = []
+        bundles[target].append(check)
+        for member in bundles[target]:
+            for key in (f"check:{member.name}", *(f"fact:{f}" for f in getattr(member, "shares", ()))):
+                bundle_of[key] = target
     loads, groups = [0.0, 0.0], ([], [])
-    for check in sorted(checks, key=lambda c: -getattr(c, "cost", 1)):
+    for bundle in sorted((b for b in bundles if b), key=lambda b: -sum(getattr(c, "cost", 1) for c in b)):
         lighter = loads.index(min(loads))
-        loads[lighter] += getattr(check, "cost", 1)
-        groups[lighter].append(check)
+        loads[lighter] += sum(getattr(c, "cost", 1) for c in bundle)
+        groups[lighter].extend(bundle)
     order = {c.name: i for i, c in enumerate(checks)}
     return tuple(sorted(groups[0], key=lambda c: order[c.name])), tuple(sorted(groups[1], key=lambda c: order[c.name]))
 
@@ -170,6 +189,7 @@ def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext],
     here, there = _split(checks)
     for ctx in sides:
         ctx.host.index.load_text()  # once, before the fork, instead of once per process
+    sides[0].facts.load_plugin_side()  # the plugin facts nearly every check reads: built once, inherited
     local, forked = run_beside(lambda: _run_forked(there, sides, strict), lambda: _both_sides(here, sides, strict),
                                fallback=lambda: _both_sides(there, sides, strict))
     return tuple({c.name: {**local[i], **forked[i]}[c.name] for c in checks} for i in (0, 1))  # type: ignore[return-value]
@@ -305,7 +325,8 @@ def scan(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: Setting
          extra_checks: tuple[Check, ...] = (), progress: ProgressFn = no_progress) -> ScanResult:
     """Index the three trees and run the selected checks (all by default)."""
     started = time.perf_counter()
-    models = load_models(plugin, old, new, settings, cache=cache, progress=progress)
+    with _collector_paused():  # indexing and discovery build many objects and no cycles worth collecting
+        models = load_models(plugin, old, new, settings, cache=cache, progress=progress)
     result = scan_models(models, settings, checks=checks, strict=strict, extra_checks=extra_checks)
     return ScanResult(**{**result.__dict__, "seconds": time.perf_counter() - started})
 

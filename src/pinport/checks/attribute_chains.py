@@ -32,7 +32,8 @@ KINDS = (CHAIN_MEMBER_MISSING,)
 
 class ChainsCheck:
     name = NAME
-    cost = 1.5  # relative run time, to spread checks over two cores
+    cost = 1.2  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
+    shares = ("plugin_inference",)  # costly shared facts: run beside the checks reading them
     drift = (9,)
     kinds = KINDS
     description = "members read along attribute chains into typed host objects still exist"
@@ -45,12 +46,8 @@ class ChainsCheck:
                 yield from self._unit(ctx, module, unit)
 
     def _unit(self, ctx: ScanContext, module: str, unit: Unit) -> Iterator[Finding]:
-        uses = ctx.facts.uses.by_name.get((module, unit.qualname))
-        first = uses.self_name if uses is not None else ""
-        reads = ctx.facts.keep(  # the plugin's own nodes: once for every host version judged
-            ("chain-reads", module, unit.qualname, unit.node.lineno),
-            lambda: [n for n in ast.walk(unit.node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
-                     and _is_chain(n.value, first, uses)])
+        reads = ctx.facts.keep(("chain-reads", module, unit.qualname, unit.node.lineno),
+                               lambda: _chain_reads(ctx, module, unit))
         if not reads:
             return
         judged = ctx.facts.plugin_inference(ctx.host, module, unit)
@@ -93,6 +90,14 @@ class ChainsCheck:
                        details=details, suggestion=f"find what {ctx.host.label} `{here.sym.path.rpartition('.')[2]}` "
                                                    f"offers instead of `{node.attr}`",
                        **ctx.pair(ctx.host.location(here.sym), ctx.other.location(found))._asdict())
+
+
+def _chain_reads(ctx: ScanContext, module: str, unit: Unit) -> tuple[ast.Attribute, ...]:
+    """The attribute reads of a unit this check judges (the same on both runs: plugin facts only)."""
+    uses = ctx.facts.uses.by_name.get((module, unit.qualname))
+    first = uses.self_name if uses is not None else ""
+    return tuple(n for n in ctx.facts.plugin_unit_nodes(module, unit) if isinstance(n, ast.Attribute)
+                 and isinstance(n.ctx, ast.Load) and _is_chain(n.value, first, uses))
 
 
 def _has(ctx: ScanContext, view, inf: Inference, typed: Typed, name: str) -> bool:  # noqa: ANN001

@@ -161,5 +161,8 @@ class Check(Protocol):
     kinds: tuple[Kind, ...]
     description: str
     cost: float  # relative run time (1 = typical), used to spread checks over the cores
+    # costly shared facts the check reads (ScanFacts' names: "copies", "call_failures", "host_calls");
+    # checks sharing one run in the same process, so it is built once (optional, default none)
+    shares: tuple[str, ...]
 
     def run(self, ctx: ScanContext) -> Iterator[Finding]: ...

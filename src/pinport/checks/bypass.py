@@ -112,7 +112,7 @@ def _shown(common: set[str], patched: set[str]) -> tuple[str, ...]:
 # -- the check -----------------------------------------------------------------------------------
 class BypassCheck:
     name = NAME
-    cost = 0.7  # relative run time, to spread checks over two cores
+    cost = 0.8  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
     drift = (10,)
     kinds = KINDS
     description = "patched classes have no parallel implementation the host may select instead"

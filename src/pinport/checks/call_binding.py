@@ -134,7 +134,7 @@ class _Context:
 
 class CallsCheck:
     name = NAME
-    cost = 3  # relative run time, to spread checks over two cores
+    cost = 5  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
     drift = (3, 7)
     kinds = KINDS
     description = "every call the plugin makes to a host callable binds to its signature and unpacks its result"

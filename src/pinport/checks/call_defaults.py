@@ -36,7 +36,8 @@ KINDS = (DEFAULT_CHANGED,)
 
 class DefaultsCheck:
     name = NAME
-    cost = 0.5  # relative run time, to spread checks over two cores
+    cost = 1.5  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
+    shares = ("host_calls",)  # costly shared facts: run beside the checks reading them
     drift = (7,)
     kinds = KINDS
     description = "defaults the plugin's host calls rely on keep their value"

@@ -51,7 +51,8 @@ class _Use(NamedTuple):
 
 class ClosedValuesCheck:
     name = NAME
-    cost = 0.5  # relative run time, to spread checks over two cores
+    cost = 7  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
+    shares = ("host_calls", "plugin_inference")  # costly shared facts: run beside the checks reading them
     drift = (7,)
     kinds = KINDS
     description = "strings the plugin passes, assigns or compares are still in the host's closed sets"
@@ -103,9 +104,7 @@ class ClosedValuesCheck:
             for unit in ctx.facts.plugin_units(module):
                 if unit.node is None:
                     continue
-                candidates = ctx.facts.keep(  # the plugin's own nodes: once for every host version judged
-                    ("values-candidates", module, unit.qualname, unit.node.lineno),
-                    lambda unit=unit: [n for n in ast.walk(unit.node) if _candidate(n)])
+                candidates = _candidates(ctx, module, unit)
                 if not candidates:
                     continue
                 here = ctx.facts.plugin_inference(ctx.host, module, unit)
@@ -172,6 +171,12 @@ def _is_str(node: ast.AST) -> bool:
 
 def _dropped(value: str, before: frozenset[str], now: frozenset[str]) -> bool:
     return value in before and value not in now
+
+
+def _candidates(ctx: ScanContext, module: str, unit: Unit) -> list[ast.AST]:
+    """The unit's nodes `_candidate` keeps, found once for both runs (plugin facts only)."""
+    return ctx.facts.keep(("closed-value-candidates", module, unit.qualname, getattr(unit.node, "lineno", 0)),
+                          lambda: [n for n in ctx.facts.plugin_unit_nodes(module, unit) if _candidate(n)])
 
 
 def _candidate(node: ast.AST) -> bool:

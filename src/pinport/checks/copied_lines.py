@@ -60,7 +60,8 @@ def find_second_sites(ctx: ScanContext) -> list[CopiedLine]:
 
 class CopiedLinesCheck:
     name = NAME
-    cost = 1  # relative run time, to spread checks over two cores
+    cost = 5  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
+    shares = ("copies",)  # costly shared facts: run beside the checks reading them
     drift = (8,)
     kinds = KINDS
     description = "single lines copied from the host, outside forks and mirrors, follow the upstream change"

@@ -39,7 +39,8 @@ KINDS = (FACTORY_KEYWORD_REJECTED,)
 
 class FactoriesCheck:
     name = NAME
-    cost = 0.3  # relative run time, to spread checks over two cores
+    cost = 1  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
+    shares = ("host_calls", "plugin_inference")  # costly shared facts: run beside the checks reading them
     drift = (7,)
     kinds = KINDS
     description = "keywords the plugin passes through a host factory's **kwargs are still constructor parameters"

@@ -46,7 +46,8 @@ _DEFINES = re.compile(r"^\+\s*(async\s+)?(def|class)\s")  # an added line that s
 
 class ForksCheck:
     name = NAME
-    cost = 0.3  # relative run time, to spread checks over two cores
+    cost = 10  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
+    shares = ("copies",)  # costly shared facts: run beside the checks reading them
     drift = (8,)
     kinds = KINDS
     description = "files copied from the host carry the upstream changes, and what they inherit exists"

@@ -43,7 +43,7 @@ def _is_typeddict(view: HostView, cls: Symbol) -> bool:
 # -- the check -----------------------------------------------------------------------------------
 class HostKindsCheck:
     name = NAME
-    cost = 0.1  # relative run time, to spread checks over two cores
+    cost = 0.1  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
     drift = (6,)
     kinds = KINDS
     description = "host names keep their kind, environment flags and TypedDict keys the plugin uses still exist"

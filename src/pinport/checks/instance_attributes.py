@@ -81,7 +81,8 @@ def _is_copied(copied: frozenset[tuple[str, str]], unit: HostMethod) -> bool:
 
 class AttributesCheck:
     name = NAME
-    cost = 1.5  # relative run time, to spread checks over two cores
+    cost = 0.6  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
+    shares = ("copies",)  # costly shared facts: run beside the checks reading them
     drift = (9,)
     kinds = KINDS
     description = "every `self.X` a plugin method reads is still set by the host class, with the same API"

@@ -40,7 +40,8 @@ KINDS = (MIRROR_CHANGED, MIRROR_MEMBER_GONE, MIRROR_SOURCE_GONE, MIRROR_LAGS)
 
 class MirrorsCheck:
     name = NAME
-    cost = 0.2  # relative run time, to spread checks over two cores
+    cost = 0.5  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
+    shares = ("copies",)  # costly shared facts: run beside the checks reading them
     drift = (12,)
     kinds = KINDS
     description = "overrides that copy an upstream method carry the upstream change, and what they call exists"

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from ..findings import Finding, Kind, Location, Severity
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Symbol
 from ..model.summary import FunctionInfo, Param, ParamKind, has_var_keyword, has_var_positional
-from ..plugin.reach import plugin_call_passing
 from ..plugin.records import Patch, PatchKind
 from ..plugin.uses import plugin_class_info
 from .base import ScanContext
@@ -70,7 +69,8 @@ def _no_failing_caller(ctx: ScanContext, patch: Patch) -> bool:
 
 class SignaturesCheck:
     name = NAME
-    cost = 0.3  # relative run time, to spread checks over two cores
+    cost = 5  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
+    shares = ("copies", "call_failures")  # costly shared facts: run beside the checks reading them
     drift = (1, 2)
     kinds = KINDS
     description = "every override accepts what the member it replaces accepts"
@@ -250,8 +250,7 @@ class SignaturesCheck:
         position = [p.name for p in params].index(op.name)
         if not cls_name:
             return 0
-        return ctx.facts.keep(("plugin-call-passing", cls_name, patch.name, position, op.name),
-                              lambda: plugin_call_passing(ctx.plugin, cls_name, patch.name, position, op.name))
+        return ctx.facts.plugin_call_passing(cls_name, patch.name, position, op.name)
 
     @staticmethod
     def _absorbed(p: Param, var_pos: bool, var_kw: bool) -> bool:

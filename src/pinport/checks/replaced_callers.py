@@ -47,7 +47,8 @@ _RARE_BUILDERS = 2  # a class built in at most this many optional modules is its
 
 class ReplacedCallersCheck:
     name = NAME
-    cost = 4  # relative run time, to spread checks over two cores
+    cost = 10  # relative run time (tenths of a second of a warm scan), to spread checks over two cores
+    shares = ("call_failures",)  # costly shared facts: run beside the checks reading them
     drift = (1,)
     kinds = KINDS
     description = "host call sites of a replaced member pass only what the plugin's replacement accepts"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+from collections import deque
+from collections.abc import Iterator
 
 from .parse import dotted
 
@@ -23,3 +25,12 @@ def children(node: ast.AST) -> list[ast.AST]:
         elif isinstance(value, ast.AST):
             out.append(value)
     return out
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under `node` (itself first) in `ast.walk`'s order, with the faster `children`."""
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        todo.extend(children(node))
+        yield node

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from .index import CodeIndex
+from .nodes import children
 from .parse import resolve_relative
 
 
@@ -108,6 +109,11 @@ def walk_unit(index: CodeIndex, module: str, unit: Unit) -> UnitWalk:
     return index.module_memo(module, key, lambda: _walk_unit(unit))
 
 
+_WALKED = frozenset({ast.Call, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.withitem,
+                     ast.NamedExpr, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                     ast.ExceptHandler, ast.If, ast.IfExp, ast.Try})  # the node types `_walk_unit` looks at
+
+
 def _walk_unit(unit: Unit) -> UnitWalk:
     calls: list[ast.Call] = []
     imports: list[ast.Import | ast.ImportFrom] = []
@@ -118,7 +124,9 @@ def _walk_unit(unit: Unit) -> UnitWalk:
     stack: list[ast.AST] = list(unit.body)
     while stack:
         n = stack.pop()
-        stack.extend(ast.iter_child_nodes(n))
+        stack.extend(children(n))
+        if type(n) not in _WALKED:
+            continue  # most nodes (names, constants, operators) are none of the kinds below
         if isinstance(n, ast.Call):
             calls.append(n)
         elif isinstance(n, ast.Assign):

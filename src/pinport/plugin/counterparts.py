@@ -91,7 +91,7 @@ def match_in_counterpart(text: str, part: Counterpart) -> tuple[int, str, int, s
         return None  # NEW still writes it (perhaps elsewhere in the member, or through an alias)
     if not part.new_path:
         return None  # the member itself is gone: the signatures check reports that once
-    scored = [(token_ratio(list(mine), list(form)), -j) for j, form in enumerate(new_forms) if form]
+    scored = [(token_ratio(list(mine), list(form), _REWRITE), -j) for j, form in enumerate(new_forms) if form]
     score, neg = max(scored, default=(0.0, 0))
     if score >= _REWRITE:
         return part.old_start + old_index, part.old_lines[old_index], part.new_start - neg, part.new_lines[-neg], 1.0

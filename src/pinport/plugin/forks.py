@@ -32,6 +32,7 @@ _TOP = 3  # candidates aligned line by line per plugin file
 _PLUGIN_SHARE = 0.25  # the matched lines must also be this share of the plugin file
 _WINDOW = 40  # lines searched for an anchor, and for the replacement of a changed line
 _LINE_THRESHOLD = 0.75  # token similarity for a near-verbatim copied line
+_REPLACED = 0.5  # token similarity for the NEW line that replaced an OLD one
 _LINE_MIN_TOKENS = 8  # shorter lines (`return x`, `super().__init__()`) are copied everywhere by nature
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _COMMON = frozenset(keyword.kwlist) | {"self", "cls", "None", "True", "False", "int", "str", "len", "torch",
@@ -101,6 +102,8 @@ def find_forks(plugin: PluginModel, old: CodeIndex, threshold: float,
         score = _alignment(theirs, ours) / len(theirs) if theirs else 0.0
         out[mod] = Fork(mod, plugin.index.paths[mod], host, old.paths[host], round(score, 3), True)
     basenames = _basenames(old)
+    words: dict[str, set[str]] = {}  # host module -> its identifiers (a host file is a candidate of many)
+    lines: dict[str, Counter[str]] = {}  # host module -> its substantive lines, counted
     for module in plugin.modules:
         if module in out:
             continue
@@ -113,13 +116,23 @@ def find_forks(plugin: PluginModel, old: CodeIndex, threshold: float,
         ids = set(_WORD.findall(plugin.index.source(module))) - _COMMON
         ranked = []
         for host in sorted(candidates):
-            other = set(_WORD.findall(old.source(host))) - _COMMON
+            if host not in words:
+                words[host] = set(_WORD.findall(old.source(host))) - _COMMON
+            other = words[host]
             ranked.append((len(ids & other) / (len(ids | other) or 1), host))
         ranked.sort(key=lambda r: (-r[0], r[1]))
         best: Fork | None = None
+        counted: Counter[str] | None = None
         for _, host in ranked[:_TOP]:
             theirs = _substantive(old, host)
             if len(theirs) < _MIN_LINES:
+                continue
+            if host not in lines:
+                lines[host] = Counter(theirs)
+            counted = counted if counted is not None else Counter(ours)
+            bound = sum((lines[host] & counted).values())  # no alignment matches more lines than both hold
+            if bound / len(theirs) < threshold or bound < _PLUGIN_SHARE * len(ours) or (
+                    best is not None and bound / len(theirs) <= best.score):
                 continue
             matched = _alignment(theirs, ours)
             score = matched / len(theirs)
@@ -292,8 +305,7 @@ def _changed_lines(old: CodeIndex, new: CodeIndex, module: str, kept: set[str],
         return None
     changed: dict[str, int] = {}
     tokens: dict[str, list[str]] = {}
-    for i, raw in enumerate(source_lines(old, module), 1):
-        text = raw.strip()
+    for i, text in enumerate(_stripped(old, module), 1):
         if text in kept:
             continue
         toks = _statement_tokens(text)
@@ -306,6 +318,11 @@ def _changed_lines(old: CodeIndex, new: CodeIndex, module: str, kept: set[str],
     return _Changed(module, new_module, changed, tokens) if changed else None
 
 
+def _stripped(index: CodeIndex, module: str) -> list[str]:
+    """A module's lines, stripped (kept on the index: OLD's and NEW's are read by every line judged)."""
+    return index.memo(("stripped", module), lambda: [x.strip() for x in source_lines(index, module)])
+
+
 def _new_form(old: CodeIndex, new: CodeIndex, changed: _Changed, old_line: int) -> tuple[int, str]:
     """(NEW line, text) that replaced an OLD line, or (0, "") when it was removed.
 
@@ -314,8 +331,8 @@ def _new_form(old: CodeIndex, new: CodeIndex, changed: _Changed, old_line: int) 
     """
     if changed.new_module is None:
         return 0, ""
-    a = [x.strip() for x in source_lines(old, changed.module)]
-    b = [x.strip() for x in source_lines(new, changed.new_module)]
+    a = _stripped(old, changed.module)
+    b = _stripped(new, changed.new_module)
     if changed.anchors is None:
         count_a, count_b = Counter(a), Counter(b)
         where_b = {x: j for j, x in enumerate(b) if count_b[x] == 1}
@@ -330,10 +347,11 @@ def _new_form(old: CodeIndex, new: CodeIndex, changed: _Changed, old_line: int) 
     if low >= high:
         return 0, ""  # the neighbours close up around nothing: the line was removed
     mine = line_tokens(a[i])
-    scored = [(token_ratio(mine, line_tokens(b[j])), -j) for j in range(low, min(high, low + 4 * _WINDOW))
+    scored = [(token_ratio(mine, line_tokens(b[j]), _REPLACED), -j)
+              for j in range(low, min(high, low + 4 * _WINDOW))
               if b[j] and not b[j].startswith("#")]
     score, neg = max(scored, default=(0.0, 0))
-    return (-neg + 1, b[-neg]) if score >= 0.5 else (0, "")
+    return (-neg + 1, b[-neg]) if score >= _REPLACED else (0, "")
 
 
 def _units(plugin: PluginModel, module: str) -> list[tuple[int, int, str]]:
@@ -364,8 +382,8 @@ def find_copied_lines(plugin: PluginModel, old: CodeIndex, new: CodeIndex, host_
     counterparts = counterparts or {}
     with_counterparts = {module for module, _ in counterparts}
     surface = sorted(m for m in host_modules if m in old.modules)
-    kept = {x.strip() for m in surface if m in new.modules for x in source_lines(new, m)}
-    was = {x.strip() for m in surface for x in source_lines(old, m)}
+    kept = set().union(*(_stripped(new, m) for m in surface if m in new.modules))
+    was = set().union(*(_stripped(old, m) for m in surface))
     kept_normal = {normalise(x) for x in kept - was}  # only these can normalise like a vanished line
     changed = [c for c in (_changed_lines(old, new, m, kept, kept_normal) for m in surface) if c]
     exact: dict[str, tuple[_Changed, str]] = {}
@@ -440,8 +458,8 @@ def _match_line(old: CodeIndex, new: CodeIndex, toks: list[str], exact: dict[str
         candidates = [(1.0, exact[norm])]
     else:  # same shape, some names renamed: it must still share two distinctive names
         mine = _distinctive(toks)
-        candidates = [(token_ratio(toks, c.tokens[other]), (c, other)) for c, other in shaped.get(_shape(toks), ())
-                      if len(mine & _distinctive(c.tokens[other])) >= 2]
+        candidates = [(token_ratio(toks, c.tokens[other], _LINE_THRESHOLD), (c, other))
+                      for c, other in shaped.get(_shape(toks), ()) if len(mine & _distinctive(c.tokens[other])) >= 2]
         candidates = [x for x in candidates if x[0] >= _LINE_THRESHOLD]
     for score, (c, other) in sorted(candidates, key=lambda x: (-x[0], x[1][0].module, x[1][1])):
         new_line, new_text = _new_form(old, new, c, c.lines[other])
@@ -450,7 +468,7 @@ def _match_line(old: CodeIndex, new: CodeIndex, toks: list[str], exact: dict[str
         new_toks = line_tokens(new_text)
         if new_line and _shape(new_toks) == _shape(c.tokens[other]):
             continue  # upstream only renamed its locals: nothing for the plugin's own names to follow
-        if new_line and token_ratio(toks, new_toks) >= score:
+        if new_line and token_ratio(toks, new_toks, score) >= score:
             continue  # the plugin line is at least as close to NEW's form: already ported
         return c, other, score, new_line, new_text
     return None

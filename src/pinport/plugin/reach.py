@@ -12,7 +12,10 @@ module), it is decorated, or a string names it (registries by path); reading a h
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from typing import NamedTuple
 
+from ..model.nodes import walk
 from .model import PluginModel
 
 
@@ -91,28 +94,50 @@ def unreached_classes(plugin: PluginModel, modules: set[str]) -> frozenset[tuple
                      for c in names if (m, c) not in used)
 
 
-def plugin_call_passing(plugin: PluginModel, cls_name: str, method: str, position: int, param: str) -> int:
+class ModuleCalls(NamedTuple):
+    """One walk over a plugin module: `x = Name(...)` assignments by the called name, and
+    `x.m(...)` calls by method name with their place in the walk (each list in `ast.walk` order)."""
+
+    built: dict[str, list[ast.Assign]]
+    methods: dict[str, list[tuple[int, ast.Call]]]
+
+
+def module_calls(tree: ast.Module | None) -> ModuleCalls:
+    """The calls `plugin_call_passing` looks for, found in one walk (ScanFacts keeps them per module)."""
+    built: dict[str, list[ast.Assign]] = {}
+    methods: dict[str, list[tuple[int, ast.Call]]] = {}
+    for i, node in enumerate(walk(tree) if tree is not None else ()):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            built.setdefault(name, []).append(node)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            methods.setdefault(node.func.attr, []).append((i, node))
+    return ModuleCalls(built, methods)
+
+
+def plugin_call_passing(plugin: PluginModel, calls_of: Callable[[str], ModuleCalls], cls_name: str, method: str,
+                        position: int, param: str) -> int:
     """The first plugin line that calls `method` of a `cls_name` instance passing `param` (by name, or
     positionally at `position`, self not counted): `x.method(...)`, or for `forward` the module call
-    `self.attr(...)` on an attribute the plugin assigns a `cls_name(...)` to. 0 when none does."""
+    `self.attr(...)` on an attribute the plugin assigns a `cls_name(...)` to. 0 when none does.
+    `calls_of(module)` is `module_calls` of a plugin module's tree (asked only of modules whose
+    text spells what is looked for)."""
     holders: set[str] = set()
     for module in plugin.modules:
-        tree = plugin.index.parsed(module) if f"{cls_name}(" in plugin.index.source(module) else None
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                func = node.value.func
-                built = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-                if built == cls_name:
-                    holders |= {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
+        if f"{cls_name}(" in plugin.index.source(module):
+            for node in calls_of(module).built.get(cls_name, ()):
+                holders |= {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
     called = {method} | (holders if method == "forward" else set())
     for module in plugin.modules:
         text = plugin.index.source(module)
-        tree = plugin.index.parsed(module) if any(f".{name}(" in text for name in called) else None
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in called:
-                positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-                if any(k.arg == param for k in node.keywords) or len(positional) > position:
-                    return node.lineno
+        if not any(f".{name}(" in text for name in called):
+            continue
+        methods = calls_of(module).methods
+        for _, node in sorted((c for name in called for c in methods.get(name, ())), key=lambda c: c[0]):
+            positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+            if any(k.arg == param for k in node.keywords) or len(positional) > position:
+                return node.lineno
     return 0
 
 
