@@ -223,3 +223,55 @@ def test_a_lender_tree_that_differs_from_one_already_parsed_lends_no_facts(tmp_p
     later.lend_from(earlier)
     assert later.parsed("host.mod") is mine
     assert later.module_memo("host.mod", "units", lambda: ["mine"]) == ["mine"]
+
+
+def test_a_stored_catalog_is_read_name_by_name(tmp_path):
+    """A warm tree answers `definitions` and `flags` from its stored catalog row without decoding
+    the whole of it, with the same entries the decoded catalog holds; absent names are absent."""
+    files = {**FILES, "host/a.py": "class Thing:\n    pass\n\nFLAG_X: bool = True\nhelper = 2\n",
+             "host/envs.py": "env = {'VLLM_Y': 1}\n\ndef __getattr__(name):\n    return env[name]\n"}
+    cache = IndexCache(tmp_path / "index.sqlite")
+    built = load_index(tree(tmp_path / "t", files), cache, workers=1)
+    whole = built._catalog  # built from the text and stored
+    warm = load_index(tree(tmp_path / "t", files), cache, workers=1)
+    assert warm.definitions.get("helper") == whole["definitions"]["helper"] == [
+        ("host.a", BindingKind.ASSIGN), ("host.sub.util", BindingKind.FUNCTION)]
+    assert warm.definitions["Thing"] == [("host.a", BindingKind.CLASS)]
+    assert warm.definitions.get("Nothing", ()) == () and "Nothing" not in warm.definitions
+    assert warm.flags == whole["flags"] and ("host.envs", "VLLM_Y") in warm.flags
+    assert "_catalog" not in warm.__dict__  # nothing decoded whole
+    assert dict(warm.definitions.items()) == whole["definitions"]  # iterating decodes it: the same
+
+
+def test_a_damaged_stored_catalog_is_decoded_whole_and_rebuilt(tmp_path):
+    cache = IndexCache(tmp_path / "index.sqlite")
+    built = load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    whole = built._catalog
+    key = built._catalog_key
+    entry = f'"helper":[["host.sub.util",{BindingKind.FUNCTION.value}]]'.encode()
+    row = cache.get_many([key])[key]
+    assert entry in row
+    cache.put_many([(key, row.replace(entry, b'"helper":[["host.sub.util",99]]'))])  # no such kind
+    warm = load_index(tree(tmp_path / "t", FILES), cache, workers=1)
+    assert warm.definitions["helper"] == whole["definitions"]["helper"]  # the part did not read: rebuilt
+    assert "_catalog" in warm.__dict__
+    assert load_index(tree(tmp_path / "t", FILES), cache, workers=1)._stored_catalog.entries("helper") == [
+        ("host.sub.util", BindingKind.FUNCTION)]  # and stored again whole
+
+
+def test_lazy_rows_read_each_summary_when_first_needed(tmp_path, monkeypatch):
+    """`lazy_rows` (the rebase's releases) reads no row at load, each one when its module is first
+    asked for, and builds a module missing from the cache as the default does."""
+    cache = IndexCache(tmp_path / "index.sqlite")
+    eager = load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
+    read = []
+    real_get_one = IndexCache.get_one
+    monkeypatch.setattr(IndexCache, "get_one", lambda self, key: read.append(key) or real_get_one(self, key))
+    monkeypatch.setattr(IndexCache, "get_many", lambda self, keys: pytest.fail("rows read at load"))
+    lazy = load_index(tree(tmp_path / "t", FILES), cache, workers=1, lazy_rows=True)
+    assert read == []
+    assert lazy.modules["host.mod"] == eager.modules["host.mod"] and len(read) == 1
+    monkeypatch.undo()
+    files = {**FILES, "host/extra.py": "def more(): pass\n"}
+    fresh = load_index(tree(tmp_path / "t", files), cache, workers=1, lazy_rows=True)
+    assert "more" in fresh.modules["host.extra"].functions  # not stored yet: summarised from the file

@@ -14,6 +14,7 @@ import ast
 import gc
 import hashlib
 import inspect
+import json
 import logging
 import mmap
 import os
@@ -81,9 +82,10 @@ class LazyModules(Mapping[str, ModuleSummary]):
     """
 
     def __init__(self, keys: dict[str, str], blobs: dict[str, bytes], memo: dict[str, ModuleSummary],
-                 jobs: dict[str, tuple[str, str, bool]], cache: IndexCache) -> None:
+                 jobs: dict[str, tuple[str, str, bool]], cache: IndexCache, *, lazy_rows: bool = False) -> None:
         self._keys = dict(sorted(keys.items()))  # module -> cache key
         self._blobs = blobs
+        self._lazy_rows = lazy_rows  # `blobs` starts empty: each row is read from the cache when first needed
         self._memo = memo
         self._jobs = jobs
         self._cache = cache
@@ -102,6 +104,8 @@ class LazyModules(Mapping[str, ModuleSummary]):
         gc.disable()  # decoding builds many small objects; collection passes are waste here
         try:
             blob = self._blobs.get(key)
+            if blob is None and self._lazy_rows:
+                blob = self._cache.get_one(key)
             if blob is not None:
                 try:
                     return codec.decode(blob, ModuleSummary)
@@ -331,30 +335,38 @@ class CodeIndex:
             self.modules.flush()
 
     @cached_property
+    def _catalog_key(self) -> str:
+        return f"catalog:{self.modules.digest()}:{MODEL_VERSION}" if isinstance(self.modules, LazyModules) else ""
+
+    @cached_property
+    def _stored_catalog(self) -> _StoredCatalog | None:
+        """The stored catalog row, read by name (see `_StoredCatalog`); None when there is none."""
+        blob = self._cache.get_many([self._catalog_key]).get(self._catalog_key) if self._catalog_key else None
+        return _StoredCatalog(blob) if blob is not None else None
+
+    @cached_property
     def _catalog(self) -> dict[str, object]:
-        """Facts over every module, cached per tree so a warm scan need not load every summary
-        (or made from a lender's, which is cheaper still)."""
-        lent = self._catalog_from_lender()
-        if lent is not None:
-            return lent
-        key = f"catalog:{self.modules.digest()}:{MODEL_VERSION}" if isinstance(self.modules, LazyModules) else ""
-        if key:
-            blob = self._cache.get_many([key]).get(key)
-            if blob is not None:
-                try:
-                    return codec.decode(blob, _Catalog)._asdict()
-                except DecodeError:
-                    log.debug("catalog row %s does not decode; rebuilt", key)
+        """Facts over every module, cached per tree so a warm scan need not load every summary."""
+        key = self._catalog_key
+        stored = self._stored_catalog
+        if stored is not None:
+            try:
+                return codec.decode(stored.blob, _Catalog)._asdict()
+            except DecodeError:
+                log.debug("catalog row %s does not decode; rebuilt", key)
         # From the text, not the summaries: building a catalog must not cost a parse of every file.
         definitions: dict[str, list[tuple[str, BindingKind]]] = {}
         flags: list[tuple[str, str]] = []
         getattr_modules = set(self.grep("def __getattr__("))
         for mod in sorted(self.paths):
-            for name, kind in _top_level_names(self.source(mod)):
+            for match in _TOP_LEVEL.finditer(self.source(mod)):
+                is_class, defined, assigned = match.groups()
+                name = defined or assigned
+                kind = BindingKind.ASSIGN if assigned else BindingKind.CLASS if is_class else BindingKind.FUNCTION
                 entries = definitions.setdefault(name, [])
                 if not entries or entries[-1][0] != mod:
                     entries.append((mod, kind))
-                if kind is BindingKind.ASSIGN and name.isupper():
+                if assigned and name.isupper():
                     flags.append((mod, name))
             if mod in getattr_modules:  # the names a module-level __getattr__ serves (envs.VLLM_*)
                 flags.extend((mod, name) for name in self.modules[mod].lazy_exports if name.isupper())
@@ -364,63 +376,97 @@ class CodeIndex:
             self._cache.put_many([(key, codec.encode(catalog))])
         return catalog._asdict()
 
-    def _catalog_from_lender(self) -> dict[str, object] | None:
-        """The catalog made from a lender's (`lend_from`) catalog, when one is loaded and nearly
-        every file is the same: its entries for the files this tree shares with it, the other
-        files catalogued anew. Reading and matching a file costs about what decoding the stored
-        catalog (a few MB of JSON) costs per eight files: worth it for a patch release after its
-        minor release, not for consecutive minor releases (a third of the files change)."""
-        lenders = [lender for lender in self._lenders if "_catalog" in lender.__dict__]
-        if not lenders:
-            return None
-        changed = {id(lender): self._changed_from(lender) for lender in lenders}
-        lender = min(lenders, key=lambda one: len(changed[id(one)]))
-        modules = self._corpus[2]
-        if len(changed[id(lender)]) > len(modules) // 8:
-            return None
-        fresh = sorted(modules[i] for i in changed[id(lender)])
-        drop = set(fresh).union(m for m in lender.paths if m not in self.paths)
-        theirs = lender._catalog
-        definitions: dict[str, list[tuple[str, BindingKind]]] = {}
-        for name, entries in theirs["definitions"].items():  # type: ignore[union-attr]
-            kept = [e for e in entries if e[0] not in drop]
-            if kept:
-                definitions[name] = kept
-        flags = [f for f in theirs["flags"] if f[0] not in drop]  # type: ignore[union-attr]
-        touched: set[str] = set()
-        getattr_modules = set(self.grep("def __getattr__("))
-        for mod in fresh:
-            seen: set[str] = set()
-            for name, kind in _top_level_names(self.tree.read_text(self.paths[mod])):
-                if name not in seen:  # a module's first binding of a name gives its kind
-                    seen.add(name)
-                    definitions.setdefault(name, []).append((mod, kind))
-                    touched.add(name)
-                if kind is BindingKind.ASSIGN and name.isupper():
-                    flags.append((mod, name))
-            if mod in getattr_modules:
-                flags.extend((mod, name) for name in self.modules[mod].lazy_exports if name.isupper())
-        for name in touched:  # entries are in module order, as a catalog built from scratch has them
-            definitions[name].sort(key=lambda e: e[0])
-        return {"definitions": definitions, "flags": sorted(set(flags))}
-
     @property
-    def definitions(self) -> dict[str, list[tuple[str, BindingKind]]]:
-        """Top-level name -> [(module, kind)] for every def, class and assignment (not imports)."""
+    def definitions(self) -> Mapping[str, list[tuple[str, BindingKind]]]:
+        """Top-level name -> [(module, kind)] for every def, class and assignment (not imports);
+        read name by name from the stored catalog until the whole of it is needed."""
+        if "_catalog" not in self.__dict__ and self._stored_catalog is not None:
+            return self._definitions_by_name
         return self._catalog["definitions"]  # type: ignore[return-value]
+
+    @cached_property
+    def _definitions_by_name(self) -> _LazyDefinitions:
+        assert self._stored_catalog is not None
+        return _LazyDefinitions(self._stored_catalog, lambda: self._catalog["definitions"])
 
     @property
     def flags(self) -> list[tuple[str, str]]:
         """(module, NAME) for every upper-case module constant and lazy export (`envs.VLLM_*`)."""
+        if "_catalog" not in self.__dict__ and self._stored_catalog is not None:
+            flags = self._stored_catalog.flags()
+            if flags is not None:
+                return flags
         return self._catalog["flags"]  # type: ignore[return-value]
 
 
-def _top_level_names(source: str) -> Iterator[tuple[str, BindingKind]]:
-    """(name, kind) of each column-0 def, class and assignment of a module, in line order."""
-    for match in _TOP_LEVEL.finditer(source):
-        is_class, defined, assigned = match.groups()
-        yield (defined or assigned, BindingKind.ASSIGN if assigned else
-               BindingKind.CLASS if is_class else BindingKind.FUNCTION)
+_KINDS = {kind.value: kind for kind in BindingKind}
+_NAMES_READ_ALONE = 48  # names a tree's catalog answers from its stored row before it is decoded whole
+
+
+class _StoredCatalog:
+    """A stored catalog row (`codec.encode(_Catalog)`: `[{name: [[module, kind], ...]}, [[module,
+    NAME], ...]]`, compact JSON) read in parts, one name's entries or the flags, without decoding
+    the few MB of the whole (a tree's checks ask for a few dozen names). Names and module names
+    are identifiers (no quote, bracket or brace in them), so `"name":[` is that name's key and the
+    flags follow the object's only `},`. A part that does not read as its type is None: the caller
+    then decodes the whole row, which validates it."""
+
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+
+    def entries(self, name: str) -> list[tuple[str, BindingKind]] | None:
+        """The name's entries ([] when it is not defined), or None when the row does not read."""
+        if not name.isidentifier():
+            return None
+        key = b'"' + name.encode("utf-8") + b'":['
+        start = self.blob.find(key)
+        if start < 0:
+            return []
+        start += len(key) - 1
+        end = self.blob.find(b"]]", start)
+        try:
+            entries = [(module, _KINDS[kind]) for module, kind in json.loads(self.blob[start:end + 2])]
+        except (ValueError, TypeError, KeyError):
+            return None
+        return entries if end >= 0 and all(type(module) is str for module, _ in entries) else None
+
+    def flags(self) -> list[tuple[str, str]] | None:
+        """Every flag, or None when the row does not read."""
+        at = self.blob.rfind(b"},[")
+        if at < 0 or not self.blob.endswith(b"]"):
+            return None
+        try:
+            flags = [(module, name) for module, name in json.loads(self.blob[at + 2:-1])]
+        except (ValueError, TypeError):
+            return None
+        return flags if all(type(module) is str and type(name) is str for module, name in flags) else None
+
+
+class _LazyDefinitions(Mapping[str, list[tuple[str, BindingKind]]]):
+    """`definitions` read name by name from the stored row; iterating it (or a row that does not
+    read) decodes the whole catalog."""
+
+    def __init__(self, stored: _StoredCatalog, whole: Callable[[], Any]) -> None:
+        self._stored, self._whole = stored, whole
+        self._read: dict[str, list[tuple[str, BindingKind]]] = {}
+
+    def __getitem__(self, name: str) -> list[tuple[str, BindingKind]]:
+        if name not in self._read:
+            if len(self._read) >= _NAMES_READ_ALONE:  # a search costs a 2 MB scan: past a few dozen, decode
+                return self._whole()[name]
+            entries = self._stored.entries(name)
+            if entries is None:
+                return self._whole()[name]
+            self._read[name] = entries
+        if not self._read[name]:
+            raise KeyError(name)
+        return self._read[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._whole())
+
+    def __len__(self) -> int:
+        return len(self._whole())
 
 
 class _Catalog(NamedTuple):
@@ -437,6 +483,8 @@ class IndexCache:
     def __init__(self, path: Path | None, *, verify: bool = False) -> None:
         self.path = path
         self.verify = verify
+        self._reader: tuple[int, sqlite3.Connection | None] | None = None  # (pid, connection) for `get_one`
+        self._inherited: list[sqlite3.Connection | None] = []  # a parent's: never used nor closed after a fork
 
     @classmethod
     def in_cache(cls, cache: Cache) -> IndexCache:
@@ -521,6 +569,21 @@ class IndexCache:
                 return {}
         return found
 
+    def get_one(self, key: str) -> bytes | None:
+        """One row, over a connection kept open for this process (rows read one by one as needed)."""
+        if self._reader is None or self._reader[0] != os.getpid():
+            if self._reader is not None:
+                self._inherited.append(self._reader[1])
+            self._reader = (os.getpid(), self._connect())
+        conn = self._reader[1]
+        if conn is None:
+            return None
+        try:
+            row = conn.execute("SELECT blob FROM summaries WHERE key = ?", (key,)).fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return row[0] if row is not None else None
+
     def put_many(self, items: Iterable[tuple[str, bytes]]) -> None:
         conn = self._connect()
         if conn is None:
@@ -579,14 +642,16 @@ def _modules_of(tree: SourceTree) -> dict[str, tuple[str, bool]]:
 
 def load_indexes(trees: Sequence[SourceTree], cache: IndexCache | None = None, *, eager: bool = False,
                  workers: int | None = None, progress: ProgressFn = no_progress,
-                 sharing: CodeIndex | None = None) -> list[CodeIndex]:
+                 sharing: CodeIndex | None = None, lazy_rows: bool = False) -> list[CodeIndex]:
     """Index several trees at once, sharing the cache between them.
 
     By default summaries missing from the cache are built when first asked for: a scan needs
     only the modules its plugin reaches. `eager=True` builds every missing one now, in a process
     pool over all cores (for warming the cache, or checking that every file parses). `sharing`,
     an index loaded before, lends the summaries it decoded (they are keyed by content), so
-    releases that keep most of its files decode only the others.
+    releases that keep most of its files decode only the others. `lazy_rows=True` reads each
+    summary's row when it is first asked for, not every row now: for many trees of which few
+    modules are read (the rebase's releases between OLD and NEW: 60 MB of rows, 2 % of them read).
     """
     cache = cache or IndexCache(None)
     layouts = [_modules_of(t) for t in trees]
@@ -594,13 +659,15 @@ def load_indexes(trees: Sequence[SourceTree], cache: IndexCache | None = None, *
     tree_keys: list[dict[str, str]] = []
     for tree, layout in zip(trees, layouts, strict=True):
         mapping = {}
+        root = str(tree.root)
         for mod, (rel, is_pkg) in layout.items():
             key = f"{tree.files[rel]}:{mod}:{int(is_pkg)}:{MODEL_VERSION}"
             mapping[mod] = key
-            keys.setdefault(key, (str(tree.root / rel), mod, is_pkg))
+            if key not in keys:  # files the trees share are one job (the first tree's copy)
+                keys[key] = (os.path.join(root, rel), mod, is_pkg)
         tree_keys.append(mapping)
-    blobs = cache.get_many(sorted(keys))
-    missing = sorted(k for k in keys if k not in blobs)
+    blobs = cache.get_many(sorted(keys)) if not lazy_rows or eager else {}
+    missing = sorted(k for k in keys if k not in blobs) if not lazy_rows or eager else []
     total = len(keys)
     progress("indexing", total - len(missing), total)
     if missing and eager:
@@ -611,7 +678,7 @@ def load_indexes(trees: Sequence[SourceTree], cache: IndexCache | None = None, *
     memo: dict[str, ModuleSummary] = lent._memo if lent is not None else {}
     out = []
     for tree, layout, mapping in zip(trees, layouts, tree_keys, strict=True):
-        modules = LazyModules(mapping, blobs, memo, keys, cache)
+        modules = LazyModules(mapping, blobs, memo, keys, cache, lazy_rows=lazy_rows and not eager)
         paths = {mod: rel for mod, (rel, _) in layout.items()}
         packages = {mod for mod, (_, is_pkg) in layout.items() if is_pkg}
         out.append(CodeIndex(tree, modules, paths, packages, cache))

@@ -166,7 +166,8 @@ def judge_releases(rebase, trees: Sequence[SourceTree], index_cache: IndexCache 
     started = time.perf_counter()
     settings, models = rebase.settings, rebase.models
     trees = sorted(trees, key=lambda t: Version(str(t.version)))
-    indexes = load_indexes(trees, index_cache, progress=progress, sharing=models.new.index) if trees else []
+    indexes = load_indexes(trees, index_cache, progress=progress, sharing=models.new.index,
+                           lazy_rows=True) if trees else []
     views = {str(tree.version): host_view(index, settings) for tree, index in zip(trees, indexes, strict=True)}
     judged = _judge_all(list(views), views, (models.plugin, views, models.old, models.new, settings,
                                              models.facts(settings)))

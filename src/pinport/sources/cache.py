@@ -250,10 +250,11 @@ def _files_intact(entry: Path, tree: SourceTree, verify: bool) -> bool:
     except (OSError, ValueError):
         known = {}
     fresh: dict[str, list[int]] = {}
+    root = str(tree.root)  # string paths: a release has thousands of files, pathlib costs more than lstat
     for rel, digest in tree.files.items():
-        path = tree.root / rel
+        path = os.path.join(root, rel)
         try:
-            stat = path.lstat()
+            stat = os.lstat(path)
         except OSError:
             return False
         if not S_ISREG(stat.st_mode):
@@ -262,7 +263,9 @@ def _files_intact(entry: Path, tree: SourceTree, verify: bool) -> bool:
         if not verify and known.get(rel) == seen:
             continue
         try:
-            if hash_bytes(path.read_bytes()) != digest:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            if hash_bytes(data) != digest:
                 return False
         except OSError:
             return False
