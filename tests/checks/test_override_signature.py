@@ -163,8 +163,10 @@ def test_implicitly_called_override_is_always_reached():
     old = {"host/runner.py": "class Runner:\n    def forward(self, a):\n        pass\n"}
     new = {"host/runner.py": "class Runner:\n    def forward(self, a, b=None):\n        pass\n"}
     plugin = {PATCH: _SUBCLASS.replace("def step", "def forward")}
-    expect(run_scan(old, new, plugin, checks=(SignaturesCheck(),), called_implicitly=("forward",)),
-           ["PP0101 warning drift"])
+    result = run_scan(old, new, plugin, checks=(SignaturesCheck(),), called_implicitly=("forward",))
+    expect(result, ["PP0101 warning drift"])
+    # the warning names the path it assumes: the host calls the instance, no call site is judged
+    assert only(result, "PP0101").details[-1].startswith("reached without a named call: `forward` runs when")
     expect(run_scan(old, new, plugin, checks=(SignaturesCheck(),)), ["PP0101 info drift"])
 
 
@@ -361,3 +363,5 @@ def test_only_plugin_built_classes_are_unreached_by_the_host(user, expected):
     assert by_unit["MyProposer.__init__"].args["param"] == "runner"
     assert by_unit["MyProposer.propose"].args["param"] == "step"
     assert all(f.new.path == "host/proposer.py" and f.old.line == f.new.line for f in result.findings)
+    if by_unit["MyProposer.__init__"].level.value == "info":
+        assert by_unit["MyProposer.__init__"].details[-1].startswith("only plugin code builds `MyProposer`")
