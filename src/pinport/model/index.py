@@ -413,10 +413,11 @@ class _StoredCatalog:
 
     def __init__(self, blob: bytes) -> None:
         self.blob = blob
+        self.readable = blob.startswith(b"[{") and blob.endswith(b"]")  # else decoded whole (and rebuilt)
 
     def entries(self, name: str) -> list[tuple[str, BindingKind]] | None:
         """The name's entries ([] when it is not defined), or None when the row does not read."""
-        if not name.isidentifier():
+        if not self.readable or not name.isidentifier():
             return None
         key = b'"' + name.encode("utf-8") + b'":['
         start = self.blob.find(key)
@@ -433,7 +434,7 @@ class _StoredCatalog:
     def flags(self) -> list[tuple[str, str]] | None:
         """Every flag, or None when the row does not read."""
         at = self.blob.rfind(b"},[")
-        if at < 0 or not self.blob.endswith(b"]"):
+        if at < 0 or not self.readable:
             return None
         try:
             flags = [(module, name) for module, name in json.loads(self.blob[at + 2:-1])]
@@ -447,10 +448,19 @@ class _LazyDefinitions(Mapping[str, list[tuple[str, BindingKind]]]):
     read) decodes the whole catalog."""
 
     def __init__(self, stored: _StoredCatalog, whole: Callable[[], Any]) -> None:
-        self._stored, self._whole = stored, whole
+        self._stored, self._decode = stored, whole
         self._read: dict[str, list[tuple[str, BindingKind]]] = {}
+        self._decoded: dict[str, list[tuple[str, BindingKind]]] | None = None
+
+    def _whole(self) -> dict[str, list[tuple[str, BindingKind]]]:
+        """The decoded catalog (rebuilt when the row does not decode); every answer after comes from it."""
+        if self._decoded is None:
+            self._decoded = self._decode()
+        return self._decoded
 
     def __getitem__(self, name: str) -> list[tuple[str, BindingKind]]:
+        if self._decoded is not None:
+            return self._decoded[name]
         if name not in self._read:
             if len(self._read) >= _NAMES_READ_ALONE:  # a search costs a 2 MB scan: past a few dozen, decode
                 return self._whole()[name]
