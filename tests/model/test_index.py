@@ -223,3 +223,32 @@ def test_a_lender_tree_that_differs_from_one_already_parsed_lends_no_facts(tmp_p
     later.lend_from(earlier)
     assert later.parsed("host.mod") is mine
     assert later.module_memo("host.mod", "units", lambda: ["mine"]) == ["mine"]
+
+
+def test_a_text_with_punctuation_is_searched_in_the_files_holding_its_word(tmp_path):
+    """`.helper(`, `"helper"` and `helper(` each search only the files naming `helper` (itself
+    searched once); the answers equal a search of every file, in the same order."""
+    files = {"host/__init__.py": "", "host/a.py": "x.helper(1)\n", "host/b.py": "name = 'helper'\n",
+             "host/c.py": "helpers = [1]\n", "host/d.py": "def other():\n    pass\n",
+             "host/e.py": 'call("helper")\nhelper(2)\n'}
+    idx = load_index(tree(tmp_path, files), workers=1)
+    searched: list[tuple[int, int]] = []
+    corpus, starts, modules = idx._corpus
+
+    class Counting:
+        def find(self, needle, start=0, end=None):
+            searched.append((start, len(corpus) if end is None else end))
+            return corpus.find(needle, start, len(corpus) if end is None else end)
+
+        def __len__(self):
+            return len(corpus)
+
+    idx.__dict__["_corpus"] = (Counting(), starts, modules)
+    assert idx.grep(".helper(") == ("host.a",)
+    whole = [span for span in searched if span == (0, len(corpus))]
+    assert len(whole) == 1  # the word's search; `.helper(` itself only read the word's files
+    assert idx.grep('"helper"') == ("host.e",) and idx.grep("'helper'") == ("host.b",)
+    assert idx.grep("helper(") == ("host.a", "host.e")
+    assert idx.grep("helper") == ("host.a", "host.b", "host.c", "host.e")
+    assert [span for span in searched if span[0] == 0 and span[1] == len(corpus)] == whole  # no other whole search
+    assert idx.grep("other():") == ("host.d",)

@@ -54,6 +54,7 @@ MODEL_VERSION = _parser_version()  # part of every row's key: a changed parser r
 _CHUNK = 24
 _FLUSH_EVERY = 64
 # Top-level definitions by text, for the whole-tree catalog: column-0 defs, classes, assignments.
+_WORD = re.compile(r"\w+")  # a searched text's longest word narrows the search to the files holding it
 _TOP_LEVEL = re.compile(r"^(?:(class)|(?:async[ \t]+)?def)[ \t]+(\w+)|^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
 
@@ -264,8 +265,10 @@ class CodeIndex:
     def grep(self, text: str, top: str = "") -> tuple[str, ...]:
         """Modules (sorted) whose source contains `text`, optionally only under package `top`.
 
-        One scan of one big buffer per query (C speed), instead of a Python loop over files; when a
-        lender (`lend_from`) has searched for the same text, only the files that differ from it are.
+        One scan of one big buffer per query (C speed), instead of a Python loop over files; a text
+        with punctuation (`.name(`, `"name"`) is searched only in the files holding its longest word,
+        itself searched once however many such texts share it; when a lender (`lend_from`) has
+        searched for the same text, only the files that differ from it are.
         """
         found = self._greps.get(text)
         if found is None:
@@ -289,7 +292,17 @@ class CodeIndex:
                     if corpus.find(needle, starts[i], end) >= 0:
                         kept.add(modules[i])
                 return tuple(sorted(kept))
-        found: list[str] = []
+        word = max(_WORD.findall(text), key=len, default=text)
+        if word != text:  # `.forward(`, `"forward"`, `'forward'`: only the files naming `forward`
+            positions = self._positions
+            found = []
+            for module in self.grep(word):
+                i = positions[module]
+                end = starts[i + 1] - 1 if i + 1 < len(starts) else len(corpus)
+                if corpus.find(needle, starts[i], end) >= 0:
+                    found.append(module)
+            return tuple(found)
+        found = []
         pos = corpus.find(needle)
         while pos >= 0:
             i = bisect_right(starts, pos) - 1
@@ -297,6 +310,11 @@ class CodeIndex:
             following = starts[i + 1] if i + 1 < len(starts) else len(corpus)
             pos = corpus.find(needle, following)
         return tuple(found)
+
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        """Module -> its position in the text corpus."""
+        return {module: i for i, module in enumerate(self._corpus[2])}
 
     def _changed_from(self, lender: CodeIndex) -> list[int]:
         """Corpus positions of this tree's modules that `lender` lacks or holds with other content."""
