@@ -9,6 +9,7 @@ there; a function every call of which sits under a host-feature probe (`find_spe
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..model.index import CodeIndex
@@ -71,12 +72,13 @@ def probe_guarded(tree: ast.Module) -> set[str]:
     """Names of functions that the module calls (`f(...)`, `self.f(...)`) only inside the body of an
     `if` whose test probes for a host feature (`find_spec(...)`, `hasattr(...)`, `getattr(..., None)`):
     the plugin already handles the host versions that lack what the function uses."""
+    if not any(_probes(stmt.test) for stmt in _statements(tree.body) if isinstance(stmt, ast.If)):
+        return set()  # nothing is guarded: the call sites need not be walked
     sites: dict[str, list[bool]] = {}
 
     def walk(node: ast.AST, probed: bool) -> None:
         if isinstance(node, ast.If):
-            test_probes = any(isinstance(n, ast.Call) and dotted(n.func).rpartition(".")[2] in _PROBES
-                              for n in ast.walk(node.test))
+            test_probes = _probes(node.test)
             walk(node.test, probed)
             for stmt in node.body:
                 walk(stmt, probed or test_probes)
@@ -95,3 +97,19 @@ def probe_guarded(tree: ast.Module) -> set[str]:
 
     walk(tree, False)
     return {name for name, guarded in sites.items() if guarded and all(guarded)}
+
+
+def _probes(test: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and dotted(n.func).rpartition(".")[2] in _PROBES for n in ast.walk(test))
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a body and of the bodies nested in it (not expressions: an `if` is a statement)."""
+    for stmt in body:
+        yield stmt
+        for field in ("body", "orelse", "finalbody"):
+            nested = getattr(stmt, field, None)
+            if type(nested) is list:
+                yield from _statements(nested)
+        for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
+            yield from _statements(part.body)
