@@ -168,7 +168,10 @@ class ScanFacts:
             built = self.plugin_resolver.resolve(held.plugin_class)
             if built is not None and cls in {s.path for s in self.plugin_resolver.mro(built)}:
                 holders.append(held)
-        found = self.call_failures(view, patch) if holders else None
+        attrs = frozenset(held.attr for held in holders)
+        key = ("confirming-failures", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name, attrs)
+        found = self.keep(key, lambda: host_call_failures(view, patch, self.replaced_units(view), attrs)) \
+            if holders else None  # only calls through those attributes can confirm
         out: list[tuple[CallSite, str, str]] = []
         for (_, param), entries in (found[2].items() if found else ()):
             for site, _, _ in entries:
