@@ -28,7 +28,7 @@ from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.assigned import AssignedAttribute, find_assigned_attributes
 from .plugin.callers import Failure, host_call_failures, override_reached, replaced_units
-from .plugin.forks import Copies, find_copies, find_copy_sources
+from .plugin.forks import Copies, find_copies, find_copy_sources, stored_copy_sources
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
 from .plugin.reach import ModuleCalls, module_calls, plugin_call_passing, unreached_classes
@@ -153,7 +153,7 @@ class ScanFacts:
     @cached_property
     def assigned_attributes(self) -> list[AssignedAttribute]:
         """Host attributes plugin methods set to new instances of plugin classes (`self.drafter = Mine()`)."""
-        return find_assigned_attributes(self.plugin, self.host_methods, self.plugin_nodes)
+        return find_assigned_attributes(self.plugin, self.host_methods)
 
     def confirming_sites(self, view: HostView, patch: Patch) -> tuple[tuple[CallSite, str, str], ...]:
         """(host call site, attribute, parameter that fails) for each `view` call site that fails against an ordinary
@@ -242,7 +242,8 @@ class ScanFacts:
     def copies(self) -> Copies:
         """The plugin's forks and mirrors (copied from OLD) with their NEW counterparts."""
         sources = self.keep(("copy-sources", id(self.old)), lambda: find_copy_sources(
-            self.plugin, self.old.index, self.old.resolver, self.settings))
+            self.plugin, self.old.index, self.old.resolver, self.settings) if self.index_cache is None else
+            stored_copy_sources(self.plugin, self.old.index, self.old.resolver, self.settings, self.index_cache))
         return find_copies(self.plugin, self.old.index, self.old.resolver, self.new.index, self.new.resolver,
                            self.settings, sources)
 

@@ -9,10 +9,10 @@ there; a function every call of which sits under a host-feature probe (`find_spe
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..model.index import CodeIndex
+from ..model.nodes import statements
 from ..model.parse import dotted, resolve_relative
 
 OOT = "register_oot"
@@ -72,7 +72,7 @@ def probe_guarded(tree: ast.Module) -> set[str]:
     """Names of functions that the module calls (`f(...)`, `self.f(...)`) only inside the body of an
     `if` whose test probes for a host feature (`find_spec(...)`, `hasattr(...)`, `getattr(..., None)`):
     the plugin already handles the host versions that lack what the function uses."""
-    if not any(_probes(stmt.test) for stmt in _statements(tree.body) if isinstance(stmt, ast.If)):
+    if not any(_probes(stmt.test) for stmt in statements(tree.body) if isinstance(stmt, ast.If)):
         return set()  # nothing is guarded: the call sites need not be walked
     sites: dict[str, list[bool]] = {}
 
@@ -102,14 +102,3 @@ def probe_guarded(tree: ast.Module) -> set[str]:
 def _probes(test: ast.expr) -> bool:
     return any(isinstance(n, ast.Call) and dotted(n.func).rpartition(".")[2] in _PROBES for n in ast.walk(test))
 
-
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every statement of a body and of the bodies nested in it (not expressions: an `if` is a statement)."""
-    for stmt in body:
-        yield stmt
-        for field in ("body", "orelse", "finalbody"):
-            nested = getattr(stmt, field, None)
-            if type(nested) is list:
-                yield from _statements(nested)
-        for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
-            yield from _statements(part.body)

@@ -10,7 +10,7 @@ import ast
 
 from ..config import Settings
 from ..findings import Location
-from ..model.nodes import children
+from ..model.nodes import LEAVES, children
 from ..model.parse import dotted, function_info, resolve_relative, signature_of
 from ..model.summary import FunctionInfo
 from .helper_functions import OOT
@@ -35,8 +35,6 @@ _WRAPPERS = ("staticmethod", "classmethod")
 # settings and arguments whose string value is a class the host imports by path
 _CLASS_PATH_NAMES = frozenset({"worker_cls", "worker_extension_cls", "scheduler_cls", "class_path",
                                "model_runner_cls", "executor_cls", "platform_cls"})
-# nodes under which nothing this walk reads can sit: not descended into
-_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
 
 
 class SurfaceWalker(ast.NodeVisitor):
@@ -66,7 +64,7 @@ class SurfaceWalker(ast.NodeVisitor):
     def generic_visit(self, node: ast.AST) -> None:
         """`ast.NodeVisitor`'s, in the same order, with the faster `children` and without the leaves."""
         for child in children(node):
-            if not isinstance(child, _LEAVES):
+            if not isinstance(child, LEAVES):
                 self.visit(child)
 
     def loc(self, node: ast.AST) -> Location:
