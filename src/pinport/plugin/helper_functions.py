@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 
 from ..model.index import CodeIndex
-from ..model.nodes import statements
+from ..model.nodes import LEAVES, children, statements
 from ..model.parse import dotted, resolve_relative
 
 OOT = "register_oot"
@@ -30,7 +30,12 @@ def oot_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] 
 
 
 def stand_in_helpers(index: CodeIndex, module: str) -> dict[str, int]:
-    """Functions of a plugin module that install their argument into sys.modules: name -> position."""
+    """Functions of a plugin module that install their argument into sys.modules: name -> position
+    (kept per module: every module importing from it asks)."""
+    return index.module_memo(module, "stand-in-helpers", lambda: _stand_in_helpers(index, module))
+
+
+def _stand_in_helpers(index: CodeIndex, module: str) -> dict[str, int]:
     tree = index.parsed(module) if module in index.modules else None
     out: dict[str, int] = {}
     for stmt in tree.body if tree is not None and "sys.modules" in index.source(module) else ():
@@ -92,8 +97,9 @@ def probe_guarded(tree: ast.Module) -> set[str]:
                 and func.value.id in ("self", "cls") else "")
             if name:
                 sites.setdefault(name, []).append(probed)
-        for child in ast.iter_child_nodes(node):
-            walk(child, probed)
+        for child in children(node):
+            if not isinstance(child, LEAVES):
+                walk(child, probed)
 
     walk(tree, False)
     return {name for name, guarded in sites.items() if guarded and all(guarded)}
