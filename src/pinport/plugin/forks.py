@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import ast
 import difflib
-import hashlib
 import keyword
 import logging
 import re
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import NamedTuple
 
 from ..config import Settings
 from ..model import codec
 from ..model.codec import DecodeError
-from ..model.index import CodeIndex, IndexCache, LazyModules, module_name
+from ..model.index import CodeIndex, IndexCache, module_name
 from ..model.resolve import Resolver
 from .counterparts import Counterpart, match_in_counterpart
 from .mirrors import Copy, Mirror, Span, find_mirrors, mirror_copy, source_lines, squashed_lines
@@ -223,11 +221,11 @@ def _seen(patch: Patch) -> tuple[str, int, str, str]:
 
 
 def stored_copy_sources(plugin: PluginModel, old: CodeIndex, old_resolver: Resolver, settings: Settings,
-                        cache: IndexCache) -> tuple[tuple[Fork, ...], tuple[Mirror, ...]]:
-    """`find_copy_sources`, kept in the index cache under the plugin's and OLD's contents, the
-    settings and pinport's own code: a warm scan of the same pair compares no file. A row that
-    does not decode, or names patches the plugin no longer has there, is found again."""
-    key = _sources_key(plugin.index, old, settings)
+                        cache: IndexCache, key: str) -> tuple[tuple[Fork, ...], tuple[Mirror, ...]]:
+    """`find_copy_sources`, kept in the index cache under `key` (ScanFacts names the plugin's and
+    OLD's contents, the settings and pinport's own code in it): a warm scan of the same pair
+    compares no file. A row that does not decode, or names patches the plugin no longer has
+    there, is found again; with no key nothing is kept."""
     patches = plugin.surface.patches
     blob = cache.get_many([key]).get(key) if key else None
     if blob is not None:
@@ -247,18 +245,6 @@ def stored_copy_sources(plugin: PluginModel, old: CodeIndex, old_resolver: Resol
                 _StoredMirror(position[id(m.patch)], _seen(m.patch), m.plugin, m.upstream, m.upstream_path, m.score,
                               m.matched_by) for m in mirrors])))])
     return forks, mirrors
-
-
-def _sources_key(plugin: CodeIndex, old: CodeIndex, settings: Settings) -> str:
-    """What copy sources depend on ('' when a tree is not cached): both contents, the settings, the code."""
-    if not isinstance(plugin.modules, LazyModules) or not isinstance(old.modules, LazyModules):
-        return ""
-    digest = hashlib.blake2b(repr(settings).encode(), digest_size=16)
-    package = Path(__file__).resolve().parents[1]
-    for path in sorted(package.rglob("*.py")):  # any change to pinport may change what is found
-        digest.update(path.relative_to(package).as_posix().encode())
-        digest.update(path.read_bytes())
-    return f"copy-sources-1:{plugin.modules.digest()}:{old.modules.digest()}:{digest.hexdigest()}"
 
 
 def find_copies(plugin: PluginModel, old: CodeIndex, old_resolver: Resolver, new: CodeIndex,
