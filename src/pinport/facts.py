@@ -11,19 +11,14 @@ from __future__ import annotations
 
 import ast
 import difflib
-import hashlib
-import logging
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from .config import Settings
 from .findings import Location
-from .model import codec
 from .model.callsites import CallSite
-from .model.codec import DecodeError
 from .model.host import HostView, receiving_params
 from .model.index import IndexCache, LazyModules
 from .model.inference import Inference
@@ -50,8 +45,6 @@ from .plugin.uses import (
     walk_plugin,
 )
 from .sources.tree import SourceTree
-
-log = logging.getLogger(__name__)
 
 _SELF_NAME = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
 _PLUGIN_SIDE = ("uses", "host_methods", "added_members", "plugin_resolver")  # cached facts of the plugin alone
@@ -83,7 +76,7 @@ class ScanFacts:
         facts of the pair (the copies' NEW counterparts) are computed afresh."""
         other = ScanFacts(self.plugin, old, new, self.settings, self.history, self.index_cache)
         other._memo = dict(self._memo)  # keys name the host view they depend on (see `keep`)
-        for name in (*_PLUGIN_SIDE, "_code_version"):
+        for name in _PLUGIN_SIDE:
             if name in self.__dict__:
                 other.__dict__[name] = self.__dict__[name]
         return other
@@ -92,34 +85,17 @@ class ScanFacts:
         """A fact of the plugin's and `views`' contents and the settings alone, kept in the index
         cache from one run to the next (a warm scan of the same trees builds it no more); `kind`
         is its type, for decoding (`model.codec`: data only). A row that does not decode is built again."""
-        key = self.stored_key(name, *views)
-        blob = self.index_cache.get_many([key]).get(key) if key and self.index_cache is not None else None
-        if blob is not None:
-            try:
-                return codec.decode(blob, kind)
-            except DecodeError:
-                log.debug("stored fact %s does not decode; built again", key)
-        value = build()
-        if key and self.index_cache is not None:
-            self.index_cache.put_many([(key, codec.encode(value))])
-        return value
+        if self.index_cache is None:
+            return build()
+        return self.index_cache.stored(self.stored_key(name, *views), kind, build)
 
     def stored_key(self, name: str, *views: HostView) -> str:
         """The index-cache key of a fact of the plugin and `views` ('' when a tree is not cached):
-        their contents, the settings and pinport's own code (any change to it may change the fact)."""
-        indexes = (self.plugin.index, *(view.index for view in views))
-        if self.index_cache is None or not all(isinstance(i.modules, LazyModules) for i in indexes):
+        their contents, the settings and pinport's own code."""
+        if self.index_cache is None or not all(isinstance(view.index.modules, LazyModules) for view in views):
             return ""
-        return ":".join((name, *(i.modules.digest() for i in indexes), self._code_version))  # type: ignore[union-attr]
-
-    @cached_property
-    def _code_version(self) -> str:
-        digest = hashlib.blake2b(repr(self.settings).encode(), digest_size=16)
-        package = Path(__file__).resolve().parent
-        for path in sorted(package.rglob("*.py")):
-            digest.update(path.relative_to(package).as_posix().encode())
-            digest.update(path.read_bytes())
-        return digest.hexdigest()
+        return self.plugin.index.stored_key(name, repr(self.settings),
+                                            *(view.index.modules.digest() for view in views))  # type: ignore[union-attr]
 
     def keep(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """A fact one check derives from these facts on both of its runs, computed once per scan.

@@ -234,6 +234,18 @@ class CodeIndex:
                 self._sources.setdefault(module, lender._sources[module])
         return self._asts[module] is lender._asts[module]
 
+    def stored(self, name: str, kind: Any, build: Callable[[], Any], *depends: str) -> Any:
+        """A fact of this tree's content (and of `depends`: settings, other trees' digests) kept in
+        the index cache from one run to the next; built each time when the tree is not cached."""
+        return self._cache.stored(self.stored_key(name, *depends), kind, build)
+
+    def stored_key(self, name: str, *depends: str) -> str:
+        """The cache key of such a fact ('' when this tree is not cached, or has no database)."""
+        if not isinstance(self.modules, LazyModules) or self._cache.path is None:
+            return ""
+        extra = hashlib.blake2b("\0".join(depends).encode(), digest_size=16).hexdigest()
+        return f"{name}:{self.modules.digest()}:{extra}:{self._cache.code_version}"
+
     def line_text(self, module: str, line: int) -> str:
         lines = self.lines(module)
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""
@@ -510,6 +522,31 @@ class IndexCache:
         except OSError:
             return  # a cache that cannot be written only costs speed next time
         self.put_many([(key, codec.encode(record))])
+
+    @cached_property
+    def code_version(self) -> str:
+        """A digest of pinport's own source: part of the key of every derived fact kept here (any
+        change to the code may change the fact)."""
+        digest = hashlib.blake2b(digest_size=16)
+        package = Path(__file__).resolve().parents[1]
+        for path in sorted(package.rglob("*.py")):
+            digest.update(path.relative_to(package).as_posix().encode())
+            digest.update(path.read_bytes())
+        return digest.hexdigest()
+
+    def stored(self, key: str, kind: Any, build: Callable[[], Any]) -> Any:
+        """The `kind` value kept under `key` (data only, `codec`), else `build()` kept there; a row
+        that does not decode is built again; with no key or no database, just `build()`."""
+        blob = self.get_many([key]).get(key) if key else None
+        if blob is not None:
+            try:
+                return codec.decode(blob, kind)
+            except DecodeError:
+                log.debug("stored fact %s does not decode; built again", key)
+        value = build()
+        if key:
+            self.put_many([(key, codec.encode(value))])
+        return value
 
     def corpus_path(self, digest: str) -> Path | None:
         """Where a tree's text corpus is kept (beside the database), or None without a cache."""
