@@ -22,7 +22,7 @@ from .model.callsites import CallSite
 from .model.host import HostView, receiving_params
 from .model.index import IndexCache, LazyModules
 from .model.inference import Inference
-from .model.nodes import walk
+from .model.nodes import walk_inner
 from .model.resolve import CLASS, EXTERNAL, INERT_BASES, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
@@ -125,16 +125,17 @@ class ScanFacts:
         return self.keep(("units", module), build)
 
     def plugin_unit_nodes(self, module: str, unit: Unit) -> tuple[ast.AST, ...]:
-        """Every node of a plugin function unit, in `ast.walk` order (see `plugin_nodes`)."""
+        """Every node of a plugin function unit but the leaves, in `ast.walk` order (see `plugin_nodes`)."""
         assert unit.node is not None
         return self.plugin_nodes(module, unit.node)
 
     def plugin_nodes(self, module: str, node: ast.AST) -> tuple[ast.AST, ...]:
-        """Every node under a plugin function's node, in `ast.walk` order: walked once per scan,
-        however many checks and facts filter it on however many runs."""
+        """Every node under a plugin function's node but the leaves (`model.nodes.LEAVES`: names,
+        constants, contexts, operators), in `ast.walk` order: walked once per scan, however many
+        checks and facts filter it on however many runs (none of them looks for a leaf)."""
         key = ("nodes", module, getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        root, nodes = self.keep(key, lambda: (node, tuple(walk(node))))
-        return nodes if root is node else tuple(walk(node))  # another tree's node at the same place
+        root, nodes = self.keep(key, lambda: (node, tuple(walk_inner(node))))
+        return nodes if root is node else tuple(walk_inner(node))  # another tree's node at the same place
 
     def plugin_unit_walk(self, module: str, unit: Unit) -> UnitWalk:
         """One walk over a plugin unit: its calls, imports, assignments, guards."""
