@@ -314,7 +314,12 @@ def _named_dynamically(tree: ast.Module | None, name: str) -> bool:
 def referenced_bare(index: CodeIndex, module: str, name: str) -> tuple[int, ...]:
     """Lines where a host module reads `x.name` other than to call it (`fn = self.name`, a callback
     handed on): the member may then run from anywhere. A comment, or `callable(x.name)`, is not."""
-    return index.module_memo(module, ("referenced-bare", name), lambda: _referenced_bare(index.parsed(module), name))
+    def build() -> tuple[int, ...]:
+        unparsed = module in index.modules and index.modules[module].syntax_error
+        if not unparsed and not re.search(rf"\.{re.escape(name)}\b(?!\s*\()", index.source(module)):
+            return ()  # every `.name` in the text is called (or a longer name): no need to parse
+        return _referenced_bare(index.parsed(module), name)
+    return index.module_memo(module, ("referenced-bare", name), build)
 
 
 def _referenced_bare(tree: ast.Module | None, name: str) -> tuple[int, ...]:
