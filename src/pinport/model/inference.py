@@ -223,6 +223,7 @@ class Inference:
         self.self_attrs = self_attrs or {}
         self.masked = masked or (lambda _cls, _name: False)
         self.super_mro = tuple(super_mro)
+        self.nested_supers: frozenset[int] = frozenset()  # `super()` of a class nested in the body: not ours
         self._depth = 0  # attribute chains followed through constructor assignments (a cycle guard)
 
     def annotation(self, text: str | None, lookup: Lookup | None = None) -> Typed | None:
@@ -334,7 +335,7 @@ class Inference:
         if not isinstance(func, ast.Attribute):
             return None
         if _is_super(func.value):
-            return self._super_callee(func.attr)
+            return None if id(func.value) in self.nested_supers else self._super_callee(func.attr)
         base = self.infer(func.value)
         if base is None:
             return None
@@ -371,6 +372,7 @@ class Inference:
     def bind_locals(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, facts: UnitWalk,
                     self_type: Typed | None) -> None:
         """Fill `env` from one def: `self`/`cls`, annotated parameters, then agreeing assignments."""
+        self.nested_supers = facts.nested_supers
         args = [*fn.args.posonlyargs, *fn.args.args]
         decorators = {decorator_name(d) for d in fn.decorator_list}
         first = args[0].arg if args and "staticmethod" not in decorators else None
