@@ -217,7 +217,8 @@ BOOT = {"plug/plugin.py": "def register():\n    pass\n",
     (PLUGIN, None),  # no entry point declared: nothing to name
 ])
 def test_bypass_names_the_plugins_bootstrap(plugin, bootstrap):
-    result = run_scan(host(WORKER_ENV), host(WORKER_CONFIG), plugin, checks=CHECK, host="host")
+    result = run_scan(host(WORKER_ENV), host(WORKER_CONFIG), plugin, checks=CHECK, host="host",
+                      plugin_groups=("host.general_plugins",))  # what the synthetic host's profile would say
     expect(result, ["PP1002 warning drift"])
     finding = only(result, "PP1002")
     assert finding.extra.get("bootstrap") == bootstrap

@@ -126,3 +126,174 @@ def test_super_in_a_nested_class_looks_in_its_own_bases(outer, expected):
         (finding,) = result.findings
         assert (finding.plugin.path, finding.plugin.line, finding.plugin.unit, finding.args["name"],
                 finding.new.path) == ("plug/model.py", 10, "Mine.build", "token_type_ids", "host/decoder.py")
+
+
+# -- `Cls.__init__ = init` installed by the plugin: later constructor calls land in it --------------
+
+BLOCK = "class Block:\n    def __init__(self, cfg, prefix=''):\n        pass\n"
+INSTALLS_INIT = """
+from host.moe import Block
+
+
+def _init(self, cfg, prefix="", is_sp=False):
+    pass
+
+
+def build(cfg):
+    return Block(cfg, prefix="x", {keyword}=True)
+
+
+Block.__init__ = _init
+"""
+# the same through a local alias inside the function that installs it (vllm-ascend's patch_pp_mtp.py)
+ALIASED_INIT = """
+from host.moe import Block
+
+
+def install():
+    from host import moe
+    cls = moe.{cls}
+
+    def _init(self, *args, is_sp=None, **kwargs):
+        pass
+
+    cls.__init__ = _init
+
+
+def build(cfg):
+    return Block(cfg, is_sp=True)
+"""
+
+
+@pytest.mark.parametrize(("plugin", "expected"), [
+    (INSTALLS_INIT.format(keyword="is_sp"), ["no PP0702"]),
+    (ALIASED_INIT.format(cls="Block"), ["no PP0702"]),
+    # negative twins: a keyword the installed __init__ does not take either, or another class patched
+    (INSTALLS_INIT.format(keyword="other"), ["PP0702 error latent"]),
+    (ALIASED_INIT.format(cls="Other"), ["PP0702 error latent"]),
+])
+def test_a_constructor_called_after_the_plugin_replaced_init(plugin, expected):
+    host = {"host/moe.py": BLOCK + "\n\nclass Other:\n    pass\n"}
+    result = run_scan(host, host, {"plug/patch.py": plugin}, checks=(CallsCheck(),))
+    expect(result, expected)
+    if expected[0].startswith("PP0702"):
+        (finding,) = result.findings
+        assert (finding.plugin.path, finding.plugin.unit, finding.subject, finding.new.path, finding.new.line) == (
+            "plug/patch.py", "build", "host.moe.Block", "host/moe.py", 2)
+
+
+# -- `self.m(...)` in a plugin class whose plugin subclasses override `m` ---------------------------
+
+PROPOSER = "class Proposer:\n    def first_pass(self, n, mm):\n        pass\n"
+SUBCLASSED = """
+from host.prop import Proposer
+
+
+class Base(Proposer):
+    def run(self):
+        self.first_pass(1)
+
+
+class Flash(Base):
+    def first_pass(self, {params}):
+        pass
+"""
+
+
+@pytest.mark.parametrize(("params", "expected"), [
+    ("n, slots=None", ["PP0301 warning latent"]),  # Flash's override takes the call: only plain Base instances reject it
+    # negative twin: no subclass override takes it either
+    ("n, slots, extra", ["PP0301 error latent"]),
+])
+def test_a_self_call_a_plugin_subclass_override_takes_is_a_warning(params, expected):
+    host = {"host/prop.py": PROPOSER}
+    result = run_scan(host, host, {"plug/prop.py": SUBCLASSED.format(params=params)}, checks=(CallsCheck(),))
+    expect(result, expected)
+    (finding,) = result.findings
+    assert (finding.plugin.path, finding.plugin.line, finding.plugin.unit, finding.args["name"]) == (
+        "plug/prop.py", 6, "Base.run", "mm")
+    binds = [d for d in finding.details if "plugin subclass's override" in d]
+    assert binds == (["the call binds to the plugin subclass's override `Flash.first_pass`: only an instance of a "
+                      "class that does not override it rejects the call"] if expected[0].split()[1] == "warning"
+                     else [])
+
+
+# -- a host class replaced by a factory function where the host only calls it ------------------------
+
+GRAPHS = "class Manager:\n    def __init__(self, n):\n        pass\n"
+RUNNER = """
+from host.graphs import Manager
+
+
+class Runner:
+    def __init__(self):
+        self.manager: Manager | None = None
+
+    def load(self):
+        self.manager = Manager(1)
+        {extra}
+"""
+FACTORY = """
+from host import runner
+
+
+def factory(n):
+    return object()
+
+
+def install():
+    runner.Manager = factory
+"""
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    ("", ["no PP0611"]),  # only `Manager(1)` (the annotation is not evaluated): the factory serves
+    # negative twin: the host tests instances against the name, which a function cannot serve
+    ("return isinstance(self.manager, Manager)", ["PP0611 error latent"]),
+])
+def test_a_class_replaced_by_a_factory_the_host_only_calls(extra, expected):
+    from pinport.checks.host_kinds import HostKindsCheck
+    host = {"host/graphs.py": GRAPHS, "host/runner.py": RUNNER.format(extra=extra)}
+    result = run_scan(host, host, {"plug/patch.py": FACTORY}, checks=(HostKindsCheck(),))
+    expect(result, expected)
+    if expected[0].startswith("PP0611"):
+        (finding,) = result.findings
+        assert (finding.plugin.path, finding.plugin.line, finding.subject) == ("plug/patch.py", 9, "host.runner.Manager")
+
+
+# -- a confirming host call inside a host method the plugin's subclass overrides -----------------------
+
+UTILS = "def prep(a, b, ctx=None):\n    pass\n"
+HOST_RUNNER = "from host import utils\n\n\nclass Runner:\n    def execute(self):\n        utils.prep(1, 2, ctx=3)\n"
+REPLACES_PREP = """
+from host import utils
+from host.runner import Runner
+
+
+def prep(a, b):
+    pass
+
+
+utils.prep = prep
+
+
+class NPURunner(Runner):
+    def {method}(self):
+        utils.prep(1, 2)
+"""
+
+
+@pytest.mark.parametrize(("method", "expected"), [
+    ("execute", ["PP0101 warning latent"]),  # NPURunner never runs Runner.execute, the only `ctx=` caller
+    ("other", ["PP0101 error latent"]),  # negative twin: Runner.execute still runs on the plugin's runner
+])
+def test_a_caller_the_plugin_runner_overrides_does_not_confirm(method, expected):
+    host = {"host/utils.py": UTILS, "host/runner.py": HOST_RUNNER}
+    result = run_scan(host, host, {"plug/patch.py": REPLACES_PREP.format(method=method)},
+                      names=("signatures", "callers"))
+    expect(result, expected)
+    (finding,) = result.findings
+    assert (finding.plugin.path, finding.plugin.line, finding.subject, finding.args["param"]) == (
+        "plug/patch.py", 9, "host.utils.prep", "ctx")
+    overridden = [d for d in finding.details if "overridden by the plugin's" in d]
+    assert bool(overridden) is (method == "execute")

@@ -275,8 +275,9 @@ class SurfaceWalker(ast.NodeVisitor):
                 if owner:
                     self._assignment(node, owner, target.attr, node.value)
             elif isinstance(target, ast.Name):
-                if self.scopes:
-                    self.scopes[-1][target.id] = None
+                if self.scopes:  # a local alias of a host object (`cls = mod.Host`) still names it
+                    alias = isinstance(node.value, ast.Attribute | ast.Name) and len(node.targets) == 1
+                    self.scopes[-1][target.id] = self.host_path(node.value) if alias else None
                 elif isinstance(node.value, ast.Attribute) and not self.units:
                     kept = self.host_path(node.value)
                     if kept:
