@@ -31,7 +31,16 @@ from .plugin.callers import Failure, host_call_failures, override_reached, repla
 from .plugin.forks import Copies, find_copies, find_copy_sources
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
-from .plugin.reach import ModuleCalls, module_calls, plugin_call_passing, unreached_classes
+from .plugin.reach import (
+    ClassShape,
+    Lineage,
+    ModuleCalls,
+    class_shape,
+    lineage,
+    module_calls,
+    plugin_call_passing,
+    unreached_classes,
+)
 from .plugin.records import Patch, PatchKind
 from .plugin.typed import HostCall, PluginTyping, host_calls
 from .plugin.uses import (
@@ -294,7 +303,19 @@ class ScanFacts:
         (see `plugin.callers.override_reached`): a mismatch nothing in the host can trip is context."""
         key = ("override-reached", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
         return self.keep(key, lambda: override_reached(view, patch, self.replaced_units(view),
-                                                                 self.settings.called_implicitly))
+                                                       self.settings.called_implicitly, self.lineage(patch)))
+
+    def lineage(self, patch: Patch) -> Lineage | None:
+        """Where host code can meet instances of the plugin class an override belongs to (see
+        `plugin.reach.Lineage`): its plugin subclasses, whether the host may build it, its holders."""
+        if patch.kind is not PatchKind.OVERRIDE or not patch.via:
+            return None
+        path = f"{patch.plugin_module}.{patch.via}"
+        return self.keep(("lineage", path), lambda: lineage(self.plugin, self.plugin_resolver, path, self.class_shape))
+
+    def class_shape(self, path: str) -> ClassShape | None:
+        """A plugin class as host code meets it (`plugin.reach.class_shape`), kept per class."""
+        return self.keep(("class-shape", path), lambda: class_shape(self.plugin, self.plugin_resolver, path))
 
     @cached_property
     def origins(self) -> dict[tuple[str, int], Origin]:

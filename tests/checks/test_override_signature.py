@@ -286,3 +286,78 @@ def test_a_passthrough_that_does_more_is_no_passthrough():
     result = run_scan(_custom_op(doc, "(self, positions, query)"), _custom_op(doc, "(self, positions, query, key=None)"),
                       {PATCH: ROTARY_PATCH, **PATCHING}, checks=(SignaturesCheck(),))
     expect(result, ["no PP0101"])
+
+
+_DRIVER = "class Runner:\n    def step(self, a, b=None):\n        pass\n\n    def run(self):\n        self.step(1, 2)\n"
+
+
+@pytest.mark.parametrize(("host", "plugin", "expected"), [
+    # `self.step(1, 2)` in Runner.run reaches Mine.step when Mine runs Runner.run
+    (_DRIVER, _SUBCLASS, ["PP0101 warning drift"]),
+    (_DRIVER, _SUBCLASS + "\n    def run(self):\n        return super().run()\n", ["PP0101 warning drift"]),
+    # negative twin: Mine replaces run (no call up to it): the host's call never runs on a Mine
+    (_DRIVER, _SUBCLASS + "\n    def run(self):\n        return self.step(1)\n", ["PP0101 info drift"]),
+    # a receiver typed as a host subclass Mine does not derive from cannot be a Mine
+    (_RUNNER + "\n\nclass GpuRunner(Runner):\n    pass\n\n\ndef drive(r: GpuRunner):\n    r.step(1, 2)\n",
+     _SUBCLASS, ["PP0101 info drift"]),
+    (_RUNNER + "\n\nclass GpuRunner(Runner):\n    pass\n\n\ndef drive(r: GpuRunner):\n    r.step(1, 2)\n",
+     _SUBCLASS.replace("import Runner", "import GpuRunner").replace("(Runner)", "(GpuRunner)"),
+     ["PP0101 warning drift"]),
+    # names that are no call: the export list, a docstring, a comment, `hasattr`, a bare read off another class
+    (_RUNNER + "\n\n__all__ = ['step']\n\n\ndef drive(r):\n    '''calls 'step' as `r.step`'''\n"
+     "    # see r.step\n    return hasattr(r, 'step')\n", _SUBCLASS, ["PP0101 info drift"]),
+    (_RUNNER + "\n\nclass Other:\n    def step(self, a, b):\n        pass\n\n\ndef drive(o: Other):\n"
+     "    return o.step\n", _SUBCLASS, ["PP0101 info drift"]),
+    (_RUNNER + "\n\ndef drive(r):\n    return r.step\n", _SUBCLASS, ["PP0101 warning drift"]),
+])
+def test_a_host_call_reaches_the_override_only_where_its_instances_can_be(host, plugin, expected):
+    old = {"host/runner.py": host.replace(", b=None", "")}
+    result = run_scan(old, {"host/runner.py": host}, {PATCH: plugin}, checks=(SignaturesCheck(),))
+    expect(result, expected)
+    finding = only(result, "PP0101")
+    assert (finding.plugin.path, finding.plugin.unit, finding.args["param"]) == (PATCH, "Mine.step", "b")
+    assert (finding.old.path, finding.old.line, finding.new.path, finding.new.line) == (
+        "host/runner.py", 2, "host/runner.py", 2)
+
+
+_PROPOSER = "class Proposer:\n    def __init__(self, config, runner=None):\n        pass\n\n" \
+            "    def propose(self, tokens, step=0):\n        return tokens\n"
+_HOST_RUNNER = "from host.proposer import Proposer\n\n\nclass Runner:\n    def __init__(self):\n" \
+               "        self.drafter = Proposer(None, self)\n\n    def execute(self, tokens):\n" \
+               "        return self.drafter.propose(tokens, step=1)\n"
+_MY_PROPOSER = "from host.proposer import Proposer\n\n\nclass MyProposer(Proposer):\n" \
+               "    def __init__(self, config):\n        pass\n\n    def propose(self, tokens):\n        return tokens\n"
+
+
+@pytest.mark.parametrize(("user", "expected"), [
+    # only the plugin builds MyProposer, and keeps it in its own runner, which is no host Runner:
+    # neither the host's constructor calls nor its `self.drafter.propose(...)` can meet one
+    ("from plug.proposer import MyProposer\n\n\nclass MyRunner:\n    def __init__(self):\n"
+     "        self.drafter = MyProposer(None)\n",
+     ["PP0101 info latent MyProposer.__init__:5", "PP0101 info latent MyProposer.propose:8"]),
+    # positive twins: the class handed to the host (a registry call) may be built and called by it
+    ("from plug.proposer import MyProposer\nfrom host.registry import register\n\n\nregister(MyProposer)\n",
+     ["PP0101 warning latent MyProposer.__init__:5", "PP0101 warning latent MyProposer.propose:8"]),
+    # ... or a class-path string names it
+    ("PROPOSER = 'plug.proposer.MyProposer'\n",
+     ["PP0101 warning latent MyProposer.__init__:5", "PP0101 warning latent MyProposer.propose:8"]),
+    # ... or nothing in the plugin builds it (loaded some way the scan cannot see)
+    ("", ["PP0101 warning latent MyProposer.__init__:5", "PP0101 warning latent MyProposer.propose:8"]),
+    # ... or the holder is a host Runner that runs Runner.execute: the host's call certainly fails
+    ("from plug.proposer import MyProposer\nfrom host.runner import Runner\n\n\nclass MyRunner(Runner):\n"
+     "    def __init__(self):\n        self.drafter = MyProposer(None)\n",
+     ["PP0101 error latent MyProposer.propose:8", "PP0101 info latent MyProposer.__init__:5"]),
+    # ... or the instance leaves the plugin's hands (returned): the host may call it anywhere
+    ("from plug.proposer import MyProposer\n\n\ndef make():\n    return MyProposer(None)\n",
+     ["PP0101 info latent MyProposer.__init__:5", "PP0101 warning latent MyProposer.propose:8"]),
+])
+def test_only_plugin_built_classes_are_unreached_by_the_host(user, expected):
+    host = {"host/proposer.py": _PROPOSER, "host/runner.py": _HOST_RUNNER,
+            "host/registry.py": "def register(cls):\n    return cls\n"}
+    plugin = {"plug/proposer.py": _MY_PROPOSER, "plug/user.py": user}
+    result = run_scan(host, host, plugin, checks=(SignaturesCheck(),))
+    expect(result, expected, at=True)
+    by_unit = {f.plugin.unit: f for f in result.findings}
+    assert by_unit["MyProposer.__init__"].args["param"] == "runner"
+    assert by_unit["MyProposer.propose"].args["param"] == "step"
+    assert all(f.new.path == "host/proposer.py" and f.old.line == f.new.line for f in result.findings)

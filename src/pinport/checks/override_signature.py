@@ -172,7 +172,8 @@ class SignaturesCheck:
             elif cap is not None and level.rank <= cap.rank and not ctx.facts.override_reached(ctx.host, patch):
                 level = Severity.INFO  # only the plugin calls it, or every host call binds to the override
                 details = notes + (f"no call in {label} can fail against the override: every host call of "
-                                   f"`{patch.name}` binds to it (or only the plugin calls it)",)
+                                   f"`{patch.name}` binds to it or cannot run on the plugin's class (or only the "
+                                   "plugin calls it)",)
             elif cap is not None and level.rank < cap.rank:
                 level = cap
             elif level is Severity.ERROR and _no_failing_caller(ctx, patch):

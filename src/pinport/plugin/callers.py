@@ -8,16 +8,26 @@ files that mention `name(` are parsed, so the cost stays with the few members th
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 
 from ..model.binding import BOUND, CONSTRUCT, UNBOUND, Callee, bind_call
 from ..model.callsites import CallSite, failing_call_lines, iter_call_sites, modules_mentioning
 from ..model.host import HostView
+from ..model.index import CodeIndex
 from ..model.inference import host_inference
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
-from ..model.summary import FunctionInfo, Param, ParamKind, has_var_keyword, has_var_positional
-from ..model.units import call_name, iter_units, spans, walk_unit
+from ..model.summary import (
+    ClassInfo,
+    FunctionInfo,
+    Param,
+    ParamKind,
+    has_var_keyword,
+    has_var_positional,
+)
+from ..model.units import Unit, call_name, iter_units, spans, walk_unit
+from .reach import ClassShape, Lineage
 from .records import Patch, PatchKind
 
 CALLED_DUNDERS = ("__init__", "__new__")  # dunders whose callers are ordinary calls: Cls(...)
@@ -116,53 +126,210 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str]) -
     return base, repl, failing
 
 
-def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], implicit: Iterable[str] = ()) -> bool:
+def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], implicit: Iterable[str] = (),
+                     lineage: Lineage | None = None) -> bool:
     """Whether host code may call an ordinary subclass's override in a way it cannot accept.
 
-    False only when no host call of the member's name that can reach the overridden class could
+    False only when no host call of the member's name that can reach the plugin's class could
     fail against the override: each `.name(` call in the host either binds to the override (say,
-    positionally with the same arity), is typed as a call of an unrelated class's member, or lies
-    in host code the plugin replaces; or there is none (only the plugin calls it). A call whose
-    receiver is not known counts as reaching. The host must also neither name the member as a
-    string (`collective_rpc("name")`, `getattr(x, "name")`) or as a bare reference (`fn =
-    self.name`) nor reach it without naming it (`implicit`: `forward` through `Module.__call__`).
-    Constructors always count as reached: the host builds classes it is handed by name.
+    positionally with the same arity), lies in host code the plugin replaces, or cannot run on an
+    instance of the plugin's class (`lineage`): its receiver is typed as a class that instance is
+    not; it is `self.name(...)` in a host method the plugin class does not run (it derives from
+    another class, or a plugin class of its MRO overrides that method without calling up); or it
+    is `self.attr.name(...)` where only the plugin builds the class and stores it in `attr` of a
+    plugin class that does not run that host method. Or there is no call (only the plugin calls
+    it). A receiver of unknown type counts as reaching; so does naming the member as a string
+    (`collective_rpc("name")`, `getattr(x, "name")`), a bare reference (`fn = x.name`) that can
+    reach the class, and reaching it without naming it (`implicit`: `forward` through
+    `Module.__call__`). A constructor counts as reached unless only plugin code builds the class.
     """
     owner, base = view.replaced_member(patch.owner, patch.name)
     name = patch.name
     if owner is None or owner.kind != CLASS or base is None or base.kind != METHOD or patch.function is None \
-            or name.startswith("__") or name in implicit:
+            or name in implicit:
         return True
+    if name.startswith("__"):
+        return name != "__init__" or lineage is None or lineage.handed_on or _builds_subclasses(view, lineage)
     repl = replacement_params(patch, owner)
     index, resolver = view.index, view.resolver
-    if repl is None or any(modules_mentioning(index, f"{q}{name}{q}", resolver.top) for q in "\"'"):
+    if repl is None or any(named_dynamically(index, m, name) for q in "\"'"
+                           for m in modules_mentioning(index, f"{q}{name}{q}", resolver.top)):
         return True
-    reference = re.compile(rf"\.{re.escape(name)}\b(?!\s*\()")
-    if any(reference.search(index.source(m)) for m in modules_mentioning(index, f".{name}", resolver.top)):
-        return True
-    if _reordered(base, repl) and modules_mentioning(index, f".{name}(", resolver.top):
-        return True  # a positional call that binds may still hand a value to the wrong parameter
+    reordered = _reordered(base, repl)  # a positional call that binds may still hand a value to the wrong parameter
     related = {c.path for c in resolver.mro(owner)}
+    meets = _Meeting(view, lineage) if lineage is not None else None
 
-    def reaches(callee: Callee | None) -> bool:
-        if callee is None:
+    def reaches(node: ast.expr, callee: Callee | None, module: str, unit: Unit) -> bool:
+        if callee is not None and callee.sym.path != base.path:
+            return False  # another class's member of that name
+        if meets is not None and isinstance(node, ast.Attribute):
+            verdict = meets.receiver(node.value, unit, module)
+            if verdict is not None:
+                return verdict
+        if callee is None or callee.receiver is None:
             return True  # a receiver of unknown type may be the plugin's instance
         receiver = callee.receiver
-        return callee.sym.path == base.path and (receiver is None or receiver.path in related or owner.path in {
-            c.path for c in resolver.mro(receiver)})
+        if meets is not None:
+            return meets.instance_of(receiver.path)
+        return receiver.path in related or owner.path in {c.path for c in resolver.mro(receiver)}
 
-    for module, lines in _candidates(view, owner, name, True, repl).items():
+    candidates = _candidates(view, owner, name, True, () if reordered else repl)
+    bare = {m: lines for m in modules_mentioning(index, f".{name}", resolver.top)
+            if (lines := referenced_bare(index, m, name))}
+    for module in sorted(set(candidates) | set(bare)):
+        lines = candidates.get(module, ())
+        refs = bare.get(module, ())
         tree = index.parsed(module)
         for unit in iter_units(tree) if tree is not None else ():
-            if not any(spans(unit, line) for line in lines) or f"{module}.{unit.qualname}" in replaced:
+            if not any(spans(unit, line) for line in (*lines, *refs)) or f"{module}.{unit.qualname}" in replaced:
                 continue
             walk = walk_unit(index, module, unit)
-            calls = [c for c in walk.calls if call_name(c) == name and any(
+            nodes: list[ast.expr] = [c.func for c in walk.calls if call_name(c) == name and any(
                 c.lineno <= line <= (c.end_lineno or c.lineno) for line in lines)]
-            inference = host_inference(resolver, module, unit, walk) if calls else None
-            if inference is not None and any(reaches(inference.callee(c.func)) for c in calls):
+            if refs:
+                nodes += [n for n in _bare_references(unit, name) if n.lineno in refs]
+            inference = host_inference(resolver, module, unit, walk) if nodes else None
+            if inference is not None and any(reaches(n, inference.callee(n), module, unit) for n in nodes):
                 return True
     return False
+
+
+class _Meeting:
+    """Whether host code can meet an instance of the plugin class a `Lineage` describes."""
+
+    def __init__(self, view: HostView, lineage: Lineage) -> None:
+        self.view, self.lineage = view, lineage
+        self._mro: dict[str, frozenset[str]] = {}
+        self._across: bool | None = None
+
+    def host_mro(self, shape: ClassShape) -> frozenset[str]:
+        if shape.path not in self._mro:
+            out: set[str] = set(shape.stands_for)
+            for base in shape.host_bases:
+                sym = self.view.resolve(base)
+                out |= {c.path for c in self.view.resolver.mro(sym)} if sym is not None else {base}
+            self._mro[shape.path] = frozenset(out)
+        return self._mro[shape.path]
+
+    def instance_of(self, host_class: str) -> bool:
+        """Whether an instance of the plugin class may be a `host_class`."""
+        return any(host_class in self.host_mro(s) for s in self.lineage.family)
+
+    def runs(self, shapes: Iterable[ClassShape], host_class: str, method: str) -> bool:
+        """Whether host code of `host_class.method` may run on an instance of one of `shapes`."""
+        return any(host_class in self.host_mro(s) and method not in s.replaces for s in shapes)
+
+    def receiver(self, node: ast.expr, unit: Unit, module: str) -> bool | None:
+        """Whether the receiver of a call in host `unit` may be the plugin's instance, judged from
+        where that instance can be (None: not decided here). `self.name(...)` runs on it only in a
+        host method it runs; `self.attr.name(...)`, when only the plugin builds it and keeps it in
+        `attr` of its own classes, only in a host method such a holder runs."""
+        if not unit.cls or unit.node is None:
+            return None
+        cls = self.view.resolve(f"{module}.{unit.cls}")
+        if cls is None or cls.kind != CLASS:
+            return None
+        method = unit.qualname.rpartition(".")[2]
+        me = unit.node.args.args[0].arg if unit.node.args.args else ""
+        if isinstance(node, ast.Call) and len(node.args) == 2 and (
+                isinstance(node.func, ast.Name) and node.func.id == "cast" or
+                isinstance(node.func, ast.Attribute) and node.func.attr == "cast"):
+            node = node.args[1]  # typing.cast(T, value) is the value
+        if isinstance(node, ast.Name) and node.id == me or _is_super_call(node):
+            return self.runs(self.lineage.family, cls.path, method)
+        holders = self.lineage.holders
+        if holders is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                                   and node.value.id == me):
+            return None
+        if any(attr == node.attr for _, attr in holders):
+            return self.runs([h for h, attr in holders if attr == node.attr], cls.path, method)
+        if self.runs([h for h, _ in holders], cls.path, method) or self.handed_across():
+            return None  # a holder's own attribute, or one the host may copy a holder's value into
+        return False
+
+    def handed_across(self) -> bool:
+        """Whether host code reads a holder's attribute off anything but `self` (`runner.drafter`): the
+        instance may then be stored in another object's attribute."""
+        if self._across is None:
+            index, top = self.view.index, self.view.resolver.top
+            self._across = any(read_off_others(index, m, attr) for attr in {a for _, a in self.lineage.holders or ()}
+                               for m in modules_mentioning(index, f".{attr}", top))
+        return self._across
+
+
+def read_off_others(index: CodeIndex, module: str, attr: str) -> bool:
+    """Whether a host module reads `x.attr` off anything but `self`."""
+    def build() -> bool:
+        tree = index.parsed(module)
+        return tree is None or any(isinstance(n, ast.Attribute) and n.attr == attr and not (
+            isinstance(n.value, ast.Name) and n.value.id == "self") for n in ast.walk(tree))
+    return index.module_memo(module, ("read-off-others", attr), build)
+
+
+def _is_super_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def _builds_subclasses(view: HostView, lineage: Lineage) -> bool:
+    """Whether a host base registers its subclasses as they are defined (`__init_subclass__`): the host
+    may then build the plugin's class without being handed it."""
+    meeting = _Meeting(view, lineage)
+    for shape in lineage.family:
+        for path in meeting.host_mro(shape):
+            sym = view.resolve(path)
+            if sym is not None and isinstance(sym.obj, ClassInfo) and "__init_subclass__" in sym.obj.methods:
+                return True
+    return False
+
+
+def named_dynamically(index: CodeIndex, module: str, name: str) -> bool:
+    """Whether a host module spells `name` as a string that may reach the member by name
+    (`collective_rpc("name")`, `getattr(x, "name")`, a table of method names). Not: a docstring,
+    an `__all__` entry (the export of a function of that name) or the attribute `hasattr` tests
+    (a call that follows is a `.name(` call of its own)."""
+    return index.module_memo(module, ("named-dynamically", name), lambda: _named_dynamically(index.parsed(module), name))
+
+
+def _named_dynamically(tree: ast.Module | None, name: str) -> bool:
+    if tree is None:
+        return True
+    inert: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            inert.add(id(body[0].value))  # a docstring
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__"
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])) and node.value is not None:
+            inert.update(id(n) for n in ast.walk(node.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr" \
+                and len(node.args) == 2:
+            inert.add(id(node.args[1]))
+    return any(isinstance(n, ast.Constant) and n.value == name and id(n) not in inert for n in ast.walk(tree))
+
+
+def referenced_bare(index: CodeIndex, module: str, name: str) -> tuple[int, ...]:
+    """Lines where a host module reads `x.name` other than to call it (`fn = self.name`, a callback
+    handed on): the member may then run from anywhere. A comment, or `callable(x.name)`, is not."""
+    return index.module_memo(module, ("referenced-bare", name), lambda: _referenced_bare(index.parsed(module), name))
+
+
+def _referenced_bare(tree: ast.Module | None, name: str) -> tuple[int, ...]:
+    return tuple(sorted({n.lineno for n in _bare_references(tree, name)})) if tree is not None else (1,)
+
+
+def _bare_references(node: ast.AST, name: str) -> list[ast.Attribute]:
+    """The `x.name` reads under `node` (a tree or a unit) that are not calls of it."""
+    called: set[int] = set()
+    roots = node.body if isinstance(node, Unit) else [node]
+    for root in roots:
+        for n in ast.walk(root):
+            if isinstance(n, ast.Call):
+                called.add(id(n.func))
+                if isinstance(n.func, ast.Name) and n.func.id == "callable":
+                    called.update(id(a) for a in n.args)
+    return [n for root in roots for n in ast.walk(root) if isinstance(n, ast.Attribute) and n.attr == name
+            and isinstance(n.ctx, ast.Load) and id(n) not in called]
 
 
 def _reordered(base: Symbol, repl: tuple[Param, ...]) -> bool:

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..model.nodes import walk
+from ..model.resolve import CLASS, EXTERNAL, Resolver
+from ..model.summary import ClassInfo
 from .model import PluginModel
 
 
@@ -205,3 +208,218 @@ def names_used_as_classes(plugin: PluginModel, path: str) -> frozenset[str]:
         elif isinstance(node, ast.ExceptHandler):
             out |= names(node.type)
     return frozenset(out)
+
+
+@dataclass(frozen=True)
+class ClassShape:
+    """A plugin class as host code meets its instances: the host classes it derives from (as the
+    plugin writes them), the host classes it is installed in place of (`register_oot`), and the
+    methods a plugin class of its MRO defines without delegating (`super().m(...)`): host code of
+    those methods never runs on it."""
+
+    path: str
+    host_bases: tuple[str, ...]
+    stands_for: tuple[str, ...]
+    replaces: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """Where instances of a plugin class can be met: its own and its plugin subclasses' shapes;
+    whether host code may build one (something other than a plugin construction names the class:
+    a registry call, a patch, a decorator, a class-path string); and, when every construction is
+    stored straight into `self.attr` by a method of a plugin class, those (holder, attribute) pairs
+    (None when an instance is returned, passed or kept elsewhere)."""
+
+    family: tuple[ClassShape, ...]
+    handed_on: bool
+    holders: tuple[tuple[ClassShape, str], ...] | None
+
+
+_INERT_CALLS = ("isinstance", "issubclass", "super", "type")
+_INERT_DECORATORS = ("dataclass", "final", "total_ordering")
+
+
+def class_shape(plugin: PluginModel, resolver: Resolver, path: str) -> ClassShape | None:
+    """The shape of one plugin class (None when it does not resolve to a plugin class)."""
+    sym = resolver.resolve(path)
+    if sym is None or sym.kind != CLASS or not isinstance(sym.obj, ClassInfo):
+        return None
+    host_bases: list[str] = []
+    replaces: set[str] = set()
+    for cls in resolver.mro(sym):
+        if cls.kind == EXTERNAL:
+            if plugin.names.is_host(cls.path):
+                host_bases.append(cls.path)
+            continue
+        if not isinstance(cls.obj, ClassInfo) or not cls.module:
+            continue
+        qual = cls.path[len(cls.module) + 1:]
+        for name in cls.obj.methods:
+            fn = plugin.function_node(cls.module, f"{qual}.{name}")
+            if fn is not None and not _delegates(fn, name):
+                replaces.add(name)
+    stands_for = tuple(sorted({r.host_class for r in plugin.surface.replacements
+                               if f"{r.plugin_module}.{r.plugin_class}" == sym.path}))
+    return ClassShape(sym.path, tuple(host_bases), stands_for, frozenset(replaces))
+
+
+def _delegates(fn: ast.AST, name: str) -> bool:
+    """Whether a method hands on to the implementation it overrides (`super().name(...)`,
+    `Base.name(self, ...)`): the host's code of that method then still runs."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name
+               and not (isinstance(n.func.value, ast.Name) and n.func.value.id == "self") for n in ast.walk(fn))
+
+
+def lineage(plugin: PluginModel, resolver: Resolver, path: str,
+            shape_of: Callable[[str], ClassShape | None]) -> Lineage | None:
+    """Where host code can meet instances of the plugin class `path` (see `Lineage`), from every plugin
+    reference to it or to a plugin subclass; `shape_of(path)` is `class_shape`, kept by ScanFacts."""
+    if shape_of(path) is None:
+        return None
+    family = {path}
+    handed_on = False
+    holders: set[tuple[str, str]] = set()
+    escaped = False
+    seen: set[str] = set()
+    while family - seen:
+        todo = family - seen
+        seen |= todo
+        names = {p.rpartition(".")[2] for p in todo}
+        for module in plugin.modules:
+            text = plugin.index.source(module)
+            if not any(n in text for n in names):
+                continue
+            tree = plugin.index.parsed(module)
+            if tree is None:
+                handed_on = True
+                continue
+            found = _references(plugin, module, tree, todo)
+            family |= found.subclasses
+            handed_on |= found.handed_on
+            escaped |= found.escaped
+            holders |= found.holders
+    if not holders and not escaped:
+        handed_on = True  # nothing in the plugin builds it: loaded some way we cannot see (an entry point)
+    shapes = tuple(s for p in sorted(family) if (s := shape_of(p)) is not None)
+    held = None if escaped or handed_on else tuple(
+        (s, attr) for holder, attr in sorted(holders) if (s := shape_of(holder)) is not None)
+    if held is not None and len(held) < len(holders):
+        held = None  # a holder that is no plugin class we can shape
+    return Lineage(shapes, handed_on, held)
+
+
+class _References(NamedTuple):
+    subclasses: set[str]
+    holders: set[tuple[str, str]]
+    handed_on: bool
+    escaped: bool
+
+
+def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set[str]) -> _References:
+    """How one plugin module refers to the classes `targets` (absolute paths)."""
+    parent: dict[int, ast.AST] = {}
+    inert: set[int] = set()
+    classes: dict[int, str] = {}  # id(ClassDef) -> qualified name
+    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+    while stack:
+        node, prefix = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            classes[id(node)] = prefix = f"{prefix}{node.name}."
+        for child in ast.iter_child_nodes(node):
+            parent[id(child)] = node
+            stack.append((child, prefix))
+        for annotation in _annotations(node):
+            inert.update(id(n) for n in ast.walk(annotation))
+        if _is_all(node):
+            inert.update(id(n) for n in ast.walk(node.value))
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            inert.add(id(body[0].value))
+    out = _References(set(), set(), False, False)
+    handed_on = escaped = False
+    bare = {t.rpartition(".")[2]: t for t in targets}
+    for node in ast.walk(tree):
+        if id(node) in inert:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            value = node.value.replace(":", ".")
+            handed_on |= any(value == t or value == b or value.endswith(f".{b}") for b, t in bare.items())
+            continue
+        if isinstance(node, ast.ClassDef) and node.name in bare and f"{module}.{classes[id(node)][:-1]}" in targets:
+            handed_on |= any(_decorator_name(d) not in _INERT_DECORATORS for d in node.decorator_list)
+            continue
+        if not _names_target(plugin, module, node, targets):
+            continue
+        up = parent.get(id(node))
+        if isinstance(up, ast.ClassDef) and node in up.bases:
+            qual = classes[id(up)][:-1]
+            out.subclasses.add(f"{module}.{qual}")
+        elif isinstance(up, ast.Call) and up.func is node:
+            holder = _held_in(parent, classes, module, up)
+            if holder is None:
+                escaped = True
+            else:
+                out.holders.add(holder)
+        elif isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id in _INERT_CALLS \
+                or isinstance(up, ast.Tuple) and isinstance(parent.get(id(up)), ast.Call) and isinstance(
+                    parent[id(up)].func, ast.Name) and parent[id(up)].func.id in _INERT_CALLS:
+            continue  # isinstance(x, P), issubclass(C, (P, Q)), super(P, self)
+        elif isinstance(up, ast.Attribute):
+            escaped = True  # `P.build(...)`: a helper of the class may build an instance anywhere
+        else:
+            handed_on = True  # passed, returned, assigned, listed: the host may get the class itself
+    return _References(out.subclasses, out.holders, handed_on, escaped)
+
+
+def _names_target(plugin: PluginModel, module: str, node: ast.AST, targets: set[str]) -> bool:
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        path = plugin.names.binding_path(module, node.id)
+    elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
+        head = plugin.names.binding_path(module, node.value.id)
+        path = f"{head}.{node.attr}" if head else None
+    else:
+        return False
+    return path is not None and (path in targets or plugin.names.follow(path) in targets)
+
+
+def _held_in(parent: dict[int, ast.AST], classes: dict[int, str], module: str,
+             call: ast.Call) -> tuple[str, str] | None:
+    """(holder class path, attribute) when a construction is stored straight into `self.attr` by a
+    method of a plugin class; None when the instance goes anywhere else."""
+    stmt = parent.get(id(call))
+    if isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is call:
+        target = stmt.target
+    else:
+        return None
+    fn = parent.get(id(stmt))
+    while fn is not None and not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+        fn = parent.get(id(fn))  # through if/with/try blocks
+    cls = parent.get(id(fn)) if fn is not None else None
+    if fn is None or not isinstance(cls, ast.ClassDef) or not fn.args.args:
+        return None
+    me = fn.args.args[0].arg
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me):
+        return None
+    return f"{module}.{classes[id(cls)][:-1]}", target.attr
+
+
+def _annotations(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.arg | ast.AnnAssign):
+        return [node.annotation] if node.annotation is not None else []
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return [node.returns] if node.returns is not None else []
+    return []
+
+
+def _is_all(node: ast.AST) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+        node, ast.AugAssign | ast.AnnAssign) else []
+    return any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and getattr(node, "value", None) is not None
+
+
+def _decorator_name(node: ast.expr) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
