@@ -310,6 +310,9 @@ class Settings:
     called_implicitly: tuple[str, ...] = setting((), strings(nonempty))
     # how host expressions that build plain values (tensors), not host objects, start
     plain_values: tuple[str, ...] = setting((), strings(nonempty))
+    # type names of single values in host annotations (`torch.Tensor`): a call declared to return one
+    # unpacks into one value
+    plain_types: tuple[str, ...] = setting((), strings(nonempty))
     # the host's plugin entry-point groups (its host profile names them); the first is the group of the
     # general plugins, whose entry point the gate runs
     plugin_groups: tuple[str, ...] = setting((), strings(dotted_name))

@@ -271,7 +271,7 @@ class CallsCheck:
                     f"the host class (register_oot); any other implementation rejects it", *finding.details))
             yield finding
         if unpack is not None and callee.mode != CONSTRUCT:
-            arity = return_arity(ctx.host.index, callee.sym, unpack)
+            arity = return_arity(ctx.host.index, callee.sym, unpack, ctx.settings.plain_types)
             if arity is not None and arity != unpack:
                 returns = "a single value" if arity == 1 else f"{arity} values"
                 yield self._finding(shared, UNPACK_ARITY, callee, subject, site, other_sym, params, other_params,
