@@ -321,3 +321,24 @@ def test_return_shapes_through_self(old_body, new_body, ann, call, expected):
     new = {"host/runner.py": SHAPES.format(ann=ann, body=new_body)}
     plugin = IMPORTS + f"class RunnerPatch(ArcticPatch[Runner]):\n    def step(self, *args):\n        {call}\n"
     expect(scan(old, new, {USE: plugin}), expected, at=True)
+
+
+@pytest.mark.parametrize(("plugin", "expected"), [
+    # a module-level function installed as a method: its first parameter is a Runner
+    ("def step(self):\n    self._helper(1)\n\n\nRunner.step = step\n", ["PP0301 error drift"]),
+    ("def step(self):\n    self._helper(1)\n\n\ndef install():\n    setattr(Runner, 'step', step)\n",
+     ["PP0301 error drift"]),
+    # negative twins: a function installed nowhere, or the plugin also installs its own `_helper`
+    ("def step(self):\n    self._helper(1)\n", ["no PP0301"]),
+    ("def step(self):\n    self._helper(1)\n\n\ndef helper(self, a):\n    pass\n\n\n"
+     "Runner.step = step\nRunner._helper = helper\n", ["no PP0301"]),
+])
+def test_a_function_installed_on_a_host_class_sees_self_as_it(plugin, expected):
+    result = scan(RUNNER_OLD, RUNNER_NEW, {USE: IMPORTS + plugin})
+    expect(result, expected)
+    if "error" in expected[0]:
+        finding = only(result, "PP0301")
+        assert (finding.plugin.path, finding.plugin.line, finding.plugin.unit, finding.args["name"]) == (
+            USE, 6, "step", "out")
+        assert (finding.old.path, finding.old.line, finding.new.path, finding.new.line) == (
+            "host/runner.py", 2, "host/runner.py", 2)

@@ -163,8 +163,10 @@ def test_implicitly_called_override_is_always_reached():
     old = {"host/runner.py": "class Runner:\n    def forward(self, a):\n        pass\n"}
     new = {"host/runner.py": "class Runner:\n    def forward(self, a, b=None):\n        pass\n"}
     plugin = {PATCH: _SUBCLASS.replace("def step", "def forward")}
-    expect(run_scan(old, new, plugin, checks=(SignaturesCheck(),), called_implicitly=("forward",)),
-           ["PP0101 warning drift"])
+    result = run_scan(old, new, plugin, checks=(SignaturesCheck(),), called_implicitly=("forward",))
+    expect(result, ["PP0101 warning drift"])
+    # the warning names the path it assumes: the host calls the instance, no call site is judged
+    assert only(result, "PP0101").details[-1].startswith("reached without a named call: `forward` runs when")
     expect(run_scan(old, new, plugin, checks=(SignaturesCheck(),)), ["PP0101 info drift"])
 
 
@@ -361,3 +363,28 @@ def test_only_plugin_built_classes_are_unreached_by_the_host(user, expected):
     assert by_unit["MyProposer.__init__"].args["param"] == "runner"
     assert by_unit["MyProposer.propose"].args["param"] == "step"
     assert all(f.new.path == "host/proposer.py" and f.old.line == f.new.line for f in result.findings)
+    if by_unit["MyProposer.__init__"].level.value == "info":
+        assert by_unit["MyProposer.__init__"].details[-1].startswith("only plugin code builds `MyProposer`")
+
+
+@pytest.mark.parametrize(("construction", "expected"), [
+    # the plugin installs MyProposer in place of the host's Proposer: the host builds it where it builds
+    # a Proposer, and `Proposer(None, self)` passes `runner`, which MyProposer.__init__ lacks
+    ("Proposer(None, self)", "PP0101 warning latent MyProposer.__init__:5"),
+    # negative twin: every host construction binds to the plugin's constructor
+    ("Proposer(None)", "PP0101 info latent MyProposer.__init__:5"),
+    # ... unless the host also hands the class on as a value (a factory may build it any way)
+    ("make(Proposer)", "PP0101 warning latent MyProposer.__init__:5"),
+])
+def test_a_class_installed_in_place_of_a_host_class_is_built_where_the_host_builds_it(construction, expected):
+    runner = _HOST_RUNNER.replace("Proposer(None, self)", construction).replace(
+        "class Runner:", "def make(cls):\n    return cls(None)\n\n\nclass Runner:")
+    host = {"host/proposer.py": _PROPOSER, "host/runner.py": runner}
+    plugin = {"plug/proposer.py": _MY_PROPOSER,
+              "plug/install.py": "import host.proposer\nfrom plug.proposer import MyProposer\n\n\n"
+                                 "def install():\n    host.proposer.Proposer = MyProposer\n"}
+    result = run_scan(host, host, plugin, checks=(SignaturesCheck(),))
+    # the host builds its drafter as a Proposer, which is now the plugin's: `propose(tokens, step=1)` lands there
+    expect(result, [expected, "PP0101 warning latent MyProposer.propose:8"], at=True)
+    init = next(f for f in result.findings if f.plugin.unit == "MyProposer.__init__")
+    assert (init.args["param"], init.new.path, init.new.line) == ("runner", "host/proposer.py", 2)

@@ -178,13 +178,12 @@ class CallsCheck:
         local = {k: plugin.names.follow(v) for k, v in local_imports(
             facts, module, plugin.index.is_package(module)).items()}
         lookup = _plugin_lookup(ctx, module, local)
-        key = (module, unit.cls)
-        target = shared.patch_targets.get(key)
-        base = shared.subclass_bases.get(key)
+        key = (module, unit.cls or unit.qualname)
+        cls_sym, is_patch = shared.typing.self_class(module, unit)
+        target, base = (cls_sym, None) if is_patch else (None, cls_sym)
         own: set[str] = set()
         if base is not None and target is None:
             own = _plugin_members(ctx, module, unit.cls, set())
-        cls_sym = target or base
 
         def masked(cls: Symbol, name: str) -> bool:
             if cls_sym is not None and cls.path == cls_sym.path and name in own:
@@ -192,11 +191,11 @@ class CallsCheck:
             return shared.masked(cls, name)
 
         if cls_sym is not None and key not in shared.self_attrs:
-            shared.self_attrs[key] = ctx.facts.plugin_typing(ctx.host).self_attrs(module, unit.cls)
+            shared.self_attrs[key] = shared.typing.unit_self_attrs(module, unit, cls_sym) or {}
         inf = Inference(ctx.host.resolver, lookup, masked=masked, self_attrs=shared.self_attrs.get(key),
                         super_mro=ctx.host.resolver.mro(base) if base is not None and target is None else ())
         if unit.node is not None:
-            inf.bind_locals(unit.node, facts, Typed(cls_sym, True) if cls_sym is not None and unit.cls else None)
+            inf.bind_locals(unit.node, facts, Typed(cls_sym, True) if cls_sym is not None else None)
         for call in facts.calls:
             callee = shared.typing.alias_callee(module, unit, call.func) or inf.callee(call.func)
             if callee is None or not callee.sym.module:

@@ -159,6 +159,11 @@ class SignaturesCheck:
         notes = (f"plugin: def {fn.name}{fn.signature.render()}",) + (
             ("ordinary subclass: breaks where the host calls this method on the subclass",) if cap else ())
 
+        # `forward` runs when the host calls the instance (`layer(x)` -> Module.__call__): no call names it
+        implicit = (f"reached without a named call: `{patch.name}` runs when the host calls the instance "
+                    "(setting `called-implicitly`), so no host call site is judged"
+                    if patch.name in ctx.settings.called_implicitly else "")
+
         def finding(kind: Kind, suggestion: str, severity: Severity | None = None, **args: str) -> Finding:
             level = severity or kind.severity
             details = notes
@@ -171,15 +176,18 @@ class SignaturesCheck:
                                         for site, attr in confirmed)
             elif cap is not None and level.rank <= cap.rank and not ctx.facts.override_reached(ctx.host, patch):
                 level = Severity.INFO  # only the plugin calls it, or every host call binds to the override
-                details = notes + (f"no call in {label} can fail against the override: every host call of "
-                                   f"`{patch.name}` binds to it or cannot run on the plugin's class (or only the "
-                                   "plugin calls it)",)
+                details = notes + ((f"only plugin code builds `{patch.via}`: no call in {label} can reach its "
+                                    "constructor",) if patch.name == "__init__" else (
+                    f"no call in {label} can fail against the override: every host call of `{patch.name}` binds "
+                    "to it or cannot run on the plugin's class (or only the plugin calls it)",))
             elif cap is not None and level.rank < cap.rank:
                 level = cap
             elif level is Severity.ERROR and _no_failing_caller(ctx, patch):
                 level = Severity.WARNING
                 details = notes + (f"no reachable call site in {label} fails against the override (host callers "
                                    "may be replaced by the plugin, or call it dynamically)",)
+            if implicit and level is Severity.WARNING:
+                details += (implicit,)
             return Finding(kind, {"base": base_path, "label": label, **args}, patch.site, subject=patch.target,
                            suggestion=suggestion, severity=level if level is not kind.severity else None,
                            details=details, **evidence)

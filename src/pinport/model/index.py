@@ -332,7 +332,11 @@ class CodeIndex:
 
     @cached_property
     def _catalog(self) -> dict[str, object]:
-        """Facts over every module, cached per tree so a warm scan need not load every summary."""
+        """Facts over every module, cached per tree so a warm scan need not load every summary
+        (or made from a lender's, which is cheaper still)."""
+        lent = self._catalog_from_lender()
+        if lent is not None:
+            return lent
         key = f"catalog:{self.modules.digest()}:{MODEL_VERSION}" if isinstance(self.modules, LazyModules) else ""
         if key:
             blob = self._cache.get_many([key]).get(key)
@@ -346,14 +350,11 @@ class CodeIndex:
         flags: list[tuple[str, str]] = []
         getattr_modules = set(self.grep("def __getattr__("))
         for mod in sorted(self.paths):
-            for match in _TOP_LEVEL.finditer(self.source(mod)):
-                is_class, defined, assigned = match.groups()
-                name = defined or assigned
-                kind = BindingKind.ASSIGN if assigned else BindingKind.CLASS if is_class else BindingKind.FUNCTION
+            for name, kind in _top_level_names(self.source(mod)):
                 entries = definitions.setdefault(name, [])
                 if not entries or entries[-1][0] != mod:
                     entries.append((mod, kind))
-                if assigned and name.isupper():
+                if kind is BindingKind.ASSIGN and name.isupper():
                     flags.append((mod, name))
             if mod in getattr_modules:  # the names a module-level __getattr__ serves (envs.VLLM_*)
                 flags.extend((mod, name) for name in self.modules[mod].lazy_exports if name.isupper())
@@ -362,6 +363,46 @@ class CodeIndex:
         if key:
             self._cache.put_many([(key, codec.encode(catalog))])
         return catalog._asdict()
+
+    def _catalog_from_lender(self) -> dict[str, object] | None:
+        """The catalog made from a lender's (`lend_from`) catalog, when one is loaded and nearly
+        every file is the same: its entries for the files this tree shares with it, the other
+        files catalogued anew. Reading and matching a file costs about what decoding the stored
+        catalog (a few MB of JSON) costs per eight files: worth it for a patch release after its
+        minor release, not for consecutive minor releases (a third of the files change)."""
+        lenders = [lender for lender in self._lenders if "_catalog" in lender.__dict__]
+        if not lenders:
+            return None
+        changed = {id(lender): self._changed_from(lender) for lender in lenders}
+        lender = min(lenders, key=lambda one: len(changed[id(one)]))
+        modules = self._corpus[2]
+        if len(changed[id(lender)]) > len(modules) // 8:
+            return None
+        fresh = sorted(modules[i] for i in changed[id(lender)])
+        drop = set(fresh).union(m for m in lender.paths if m not in self.paths)
+        theirs = lender._catalog
+        definitions: dict[str, list[tuple[str, BindingKind]]] = {}
+        for name, entries in theirs["definitions"].items():  # type: ignore[union-attr]
+            kept = [e for e in entries if e[0] not in drop]
+            if kept:
+                definitions[name] = kept
+        flags = [f for f in theirs["flags"] if f[0] not in drop]  # type: ignore[union-attr]
+        touched: set[str] = set()
+        getattr_modules = set(self.grep("def __getattr__("))
+        for mod in fresh:
+            seen: set[str] = set()
+            for name, kind in _top_level_names(self.tree.read_text(self.paths[mod])):
+                if name not in seen:  # a module's first binding of a name gives its kind
+                    seen.add(name)
+                    definitions.setdefault(name, []).append((mod, kind))
+                    touched.add(name)
+                if kind is BindingKind.ASSIGN and name.isupper():
+                    flags.append((mod, name))
+            if mod in getattr_modules:
+                flags.extend((mod, name) for name in self.modules[mod].lazy_exports if name.isupper())
+        for name in touched:  # entries are in module order, as a catalog built from scratch has them
+            definitions[name].sort(key=lambda e: e[0])
+        return {"definitions": definitions, "flags": sorted(set(flags))}
 
     @property
     def definitions(self) -> dict[str, list[tuple[str, BindingKind]]]:
@@ -372,6 +413,14 @@ class CodeIndex:
     def flags(self) -> list[tuple[str, str]]:
         """(module, NAME) for every upper-case module constant and lazy export (`envs.VLLM_*`)."""
         return self._catalog["flags"]  # type: ignore[return-value]
+
+
+def _top_level_names(source: str) -> Iterator[tuple[str, BindingKind]]:
+    """(name, kind) of each column-0 def, class and assignment of a module, in line order."""
+    for match in _TOP_LEVEL.finditer(source):
+        is_class, defined, assigned = match.groups()
+        yield (defined or assigned, BindingKind.ASSIGN if assigned else
+               BindingKind.CLASS if is_class else BindingKind.FUNCTION)
 
 
 class _Catalog(NamedTuple):

@@ -148,9 +148,12 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     if owner is None or owner.kind != CLASS or base is None or base.kind != METHOD or patch.function is None \
             or name in implicit:
         return True
-    if name.startswith("__"):
-        return name != "__init__" or lineage is None or lineage.handed_on or _builds_subclasses(view, lineage)
     repl = replacement_params(patch, owner)
+    if name.startswith("__"):
+        if name != "__init__" or lineage is None or lineage.handed_on or repl is None or \
+                _builds_subclasses(view, lineage):
+            return True
+        return any(_construction_fails(view, path, repl, replaced) for path in lineage.installed_as)
     index, resolver = view.index, view.resolver
     if repl is None or any(named_dynamically(index, m, name) for q in "\"'"
                            for m in modules_mentioning(index, f"{q}{name}{q}", resolver.top)):
@@ -212,8 +215,9 @@ class _Meeting:
         return self._mro[shape.path]
 
     def instance_of(self, host_class: str) -> bool:
-        """Whether an instance of the plugin class may be a `host_class`."""
-        return any(host_class in self.host_mro(s) for s in self.lineage.family)
+        """Whether an instance of the plugin class may be a `host_class` (or stand where the host builds one)."""
+        installed = {s.path for p in self.lineage.installed_as if (s := self.view.resolve(p)) is not None}
+        return host_class in installed or any(host_class in self.host_mro(s) for s in self.lineage.family)
 
     def runs(self, shapes: Iterable[ClassShape], host_class: str, method: str) -> bool:
         """Whether host code of `host_class.method` may run on an instance of one of `shapes`."""
@@ -264,6 +268,50 @@ def read_off_others(index: CodeIndex, module: str, attr: str) -> bool:
         return tree is None or any(isinstance(n, ast.Attribute) and n.attr == attr and not (
             isinstance(n.value, ast.Name) and n.value.id == "self") for n in ast.walk(tree))
     return index.module_memo(module, ("read-off-others", attr), build)
+
+
+def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], replaced: frozenset[str]) -> bool:
+    """Whether host code may build the host class `path`, which the plugin's class replaces, with
+    arguments the plugin's constructor (`params`) rejects, or build it without naming a call
+    (the class handed on as a value)."""
+    resolver = view.resolver
+    cls = view.resolve(path)
+    if cls is None or cls.kind != CLASS:
+        return True
+    short = cls.path.rpartition(".")[2]
+    for module in modules_mentioning(view.index, short, resolver.top):
+        tree = view.index.parsed(module)
+        if tree is None or _class_as_value(tree, short):
+            return True
+        for unit in iter_units(tree):
+            if f"{module}.{unit.qualname}" in replaced:
+                continue
+            walk = walk_unit(view.index, module, unit)
+            calls = [c for c in walk.calls if call_name(c) == short]
+            inference = host_inference(resolver, module, unit, walk) if calls else None
+            for call in calls:
+                callee = inference.callee(call.func) if inference is not None else None
+                if callee is None or callee.sym.path == cls.path and bind_call(params, call):
+                    return True
+    return False
+
+
+def _class_as_value(tree: ast.Module, name: str) -> bool:
+    """Whether a module uses a class named `name` other than by calling it, testing against it,
+    annotating or subclassing it (a registry entry, a factory argument: it may be built anywhere)."""
+    inert: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            inert.add(id(node.func))
+            if isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
+                inert.update(id(n) for a in node.args[1:] for n in ast.walk(a))
+        if isinstance(node, ast.ClassDef):  # a host subclass derives from the host's own class
+            inert.update(id(n) for b in node.bases for n in ast.walk(b))
+        for annotation in (getattr(node, "annotation", None), getattr(node, "returns", None)):
+            if isinstance(annotation, ast.AST):
+                inert.update(id(n) for n in ast.walk(annotation))
+    return any((isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name)
+               and isinstance(n.ctx, ast.Load) and id(n) not in inert for n in ast.walk(tree))
 
 
 def _is_super_call(node: ast.expr) -> bool:

@@ -270,6 +270,21 @@ def _one_line_statements(index: CodeIndex, module: str) -> list[int]:
     return sorted(found)
 
 
+def _plugin_statements(index: CodeIndex, module: str) -> list[tuple[int, str, list[str]]]:
+    """(line, stripped text, tokens) of the plugin module's one-line statements that may copy a
+    host line: kept per module, as every host release judged reads the same ones."""
+    def build() -> list[tuple[int, str, list[str]]]:
+        lines = source_lines(index, module)
+        out = []
+        for number in _one_line_statements(index, module):
+            text = lines[number - 1].strip()
+            toks = _statement_tokens(text)
+            if toks is not None:
+                out.append((number, text, toks))
+        return out
+    return index.module_memo(module, "copy-candidate-lines", build)
+
+
 def _distinctive(toks: list[str]) -> set[str]:
     return {t for t in toks if (t[:1].isalpha() or t[:1] == "_") and t not in _COMMON and not t.startswith("__")}
 
@@ -305,22 +320,33 @@ def _changed_lines(old: CodeIndex, new: CodeIndex, module: str, kept: set[str],
         return None
     changed: dict[str, int] = {}
     tokens: dict[str, list[str]] = {}
-    for i, text in enumerate(_stripped(old, module), 1):
+    for i, text, toks, norm in _statements(old, module):
         if text in kept:
             continue
-        toks = _statement_tokens(text)
-        if toks is None:
-            continue
-        norm = " ".join(toks)
         if norm not in kept_normal and norm not in changed:
             changed[norm] = i
             tokens[norm] = toks
     return _Changed(module, new_module, changed, tokens) if changed else None
 
 
+def _statements(index: CodeIndex, module: str) -> list[tuple[int, str, list[str], str]]:
+    """(line, stripped text, tokens, normalised text) of each line of a module that is one
+    distinctive statement (`_statement_tokens`): kept per module, so OLD's are tokenised once for
+    every release judged against it."""
+    def build() -> list[tuple[int, str, list[str], str]]:
+        out = []
+        for i, text in enumerate(_stripped(index, module), 1):
+            toks = _statement_tokens(text)
+            if toks is not None:
+                out.append((i, text, toks, " ".join(toks)))
+        return out
+    return index.module_memo(module, "statements", build)
+
+
 def _stripped(index: CodeIndex, module: str) -> list[str]:
-    """A module's lines, stripped (kept on the index: OLD's and NEW's are read by every line judged)."""
-    return index.memo(("stripped", module), lambda: [x.strip() for x in source_lines(index, module)])
+    """A module's lines, stripped (kept per module: OLD's and NEW's are read by every line judged,
+    and a release judged after another borrows those of the files both hold)."""
+    return index.module_memo(module, "stripped", lambda: [x.strip() for x in source_lines(index, module)])
 
 
 def _new_form(old: CodeIndex, new: CodeIndex, changed: _Changed, old_line: int) -> tuple[int, str]:
@@ -383,7 +409,8 @@ def find_copied_lines(plugin: PluginModel, old: CodeIndex, new: CodeIndex, host_
     with_counterparts = {module for module, _ in counterparts}
     surface = sorted(m for m in host_modules if m in old.modules)
     kept = set().union(*(_stripped(new, m) for m in surface if m in new.modules))
-    was = set().union(*(_stripped(old, m) for m in surface))
+    was = old.memo(("stripped-surface", tuple(surface)),  # the same for every release judged against OLD
+                   lambda: set().union(*(_stripped(old, m) for m in surface)))
     kept_normal = {normalise(x) for x in kept - was}  # only these can normalise like a vanished line
     changed = [c for c in (_changed_lines(old, new, m, kept, kept_normal) for m in surface) if c]
     exact: dict[str, tuple[_Changed, str]] = {}
@@ -397,13 +424,8 @@ def find_copied_lines(plugin: PluginModel, old: CodeIndex, new: CodeIndex, host_
         path = plugin.index.paths[module]
         ranges = exclude.get(path, [])
         units: list[tuple[int, int, str]] | None = None
-        lines = source_lines(plugin.index, module)
-        for number in _one_line_statements(plugin.index, module):
+        for number, text, toks in _plugin_statements(plugin.index, module):
             if any(a <= number <= b for a, b in ranges):
-                continue
-            text = lines[number - 1].strip()
-            toks = _statement_tokens(text)
-            if toks is None:
                 continue
             if module in with_counterparts:
                 if units is None:

@@ -151,15 +151,26 @@ def find_origin(copy: Copy, releases: Sequence[CodeIndex], old: CodeIndex) -> Or
 
 def copy_origins(copies: Sequence[Copy], plugin: CodeIndex, old: CodeIndex, history: Sequence[SourceTree],
                  cache: IndexCache | None) -> dict[tuple[str, int], Origin]:
-    """(plugin path, first line) of each copy -> its origin; memoised per plugin index and inputs."""
-    key = ("origins", id(old), tuple(t.label for t in history),
-           tuple((c.plugin.path, c.plugin.start) for c in copies))
+    """(plugin path, first line) of each copy -> its origin; memoised per plugin index and inputs.
+
+    Each copy's origin is also kept on OLD's index by what it depends on (the copied text and its
+    OLD original), so another tree of the same plugin (a merge's verification copy) finds the
+    origins of the copies it did not change instead of matching them against the history again."""
+    labels = tuple(t.label for t in history)
+    key = ("origins", id(old), labels, tuple((c.plugin.path, c.plugin.start) for c in copies))
 
     def build() -> dict[tuple[str, int], Origin]:
-        releases = history_indexes(copies, history, cache)
+        loaded: dict[str, list[CodeIndex]] = {}  # the history's indexes, made for the first copy not kept
+
+        def find(copy: Copy) -> Origin | None:
+            if "releases" not in loaded:
+                loaded["releases"] = history_indexes(copies, history, cache)
+            return find_origin(copy, loaded["releases"], old)
+
         out = {}
         for copy in copies:
-            origin = find_origin(copy, releases, old)
+            origin = old.memo(("origin", labels, copy.kind, copy.ours, copy.old, copy.base),
+                              lambda copy=copy: find(copy))
             if origin is not None:
                 out[(copy.plugin.path, copy.plugin.start)] = origin
         return out

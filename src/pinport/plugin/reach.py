@@ -20,6 +20,7 @@ from ..model.nodes import walk
 from ..model.resolve import CLASS, EXTERNAL, Resolver
 from ..model.summary import ClassInfo
 from .model import PluginModel
+from .records import PatchKind
 
 
 def _absolute(plugin: PluginModel, module: str, node: ast.ImportFrom) -> str:
@@ -234,6 +235,7 @@ class Lineage:
     family: tuple[ClassShape, ...]
     handed_on: bool
     holders: tuple[tuple[ClassShape, str], ...] | None
+    installed_as: tuple[str, ...] = ()  # host classes it is installed in place of (a class patch, register_oot)
 
 
 _INERT_CALLS = ("isinstance", "issubclass", "super", "type")
@@ -278,6 +280,10 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
     if shape_of(path) is None:
         return None
     family = {path}
+    installs = {(p.plugin_module, p.site.line): p.target for p in plugin.surface.patches
+                if p.kind is PatchKind.ASSIGNMENT and p.function is None}
+    installs |= {(r.plugin_module, r.site.line): r.host_class for r in plugin.surface.replacements}
+    installed: set[str] = set()
     handed_on = False
     holders: set[tuple[str, str]] = set()
     escaped = False
@@ -294,19 +300,20 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
             if tree is None:
                 handed_on = True
                 continue
-            found = _references(plugin, module, tree, todo)
+            found = _references(plugin, module, tree, todo, installs)
+            installed |= found.installed
             family |= found.subclasses
             handed_on |= found.handed_on
             escaped |= found.escaped
             holders |= found.holders
-    if not holders and not escaped:
+    if not holders and not escaped and not installed:
         handed_on = True  # nothing in the plugin builds it: loaded some way we cannot see (an entry point)
     shapes = tuple(s for p in sorted(family) if (s := shape_of(p)) is not None)
-    held = None if escaped or handed_on else tuple(
+    held = None if escaped or handed_on or installed else tuple(
         (s, attr) for holder, attr in sorted(holders) if (s := shape_of(holder)) is not None)
     if held is not None and len(held) < len(holders):
         held = None  # a holder that is no plugin class we can shape
-    return Lineage(shapes, handed_on, held)
+    return Lineage(shapes, handed_on, held, tuple(sorted(installed)))
 
 
 class _References(NamedTuple):
@@ -314,10 +321,13 @@ class _References(NamedTuple):
     holders: set[tuple[str, str]]
     handed_on: bool
     escaped: bool
+    installed: set[str]
 
 
-def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set[str]) -> _References:
-    """How one plugin module refers to the classes `targets` (absolute paths)."""
+def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set[str],
+                installs: dict[tuple[str, int], str]) -> _References:
+    """How one plugin module refers to the classes `targets` (absolute paths); `installs` are the
+    statements (module, line) installing a class in place of a host class (path)."""
     parent: dict[int, ast.AST] = {}
     inert: set[int] = set()
     classes: dict[int, str] = {}  # id(ClassDef) -> qualified name
@@ -336,7 +346,7 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             inert.add(id(body[0].value))
-    out = _References(set(), set(), False, False)
+    out = _References(set(), set(), False, False, set())
     handed_on = escaped = False
     bare = {t.rpartition(".")[2]: t for t in targets}
     for node in ast.walk(tree):
@@ -344,7 +354,8 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
             continue
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             value = node.value.replace(":", ".")
-            handed_on |= any(value == t or value == b or value.endswith(f".{b}") for b, t in bare.items())
+            handed_on |= any(value == t or value == b or value.endswith(f".{b}") and not plugin.names.is_host(value)
+                             for b, t in bare.items())  # a host path names the host's class of that name
             continue
         if isinstance(node, ast.ClassDef) and node.name in bare and f"{module}.{classes[id(node)][:-1]}" in targets:
             handed_on |= any(_decorator_name(d) not in _INERT_DECORATORS for d in node.decorator_list)
@@ -367,9 +378,19 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
             continue  # isinstance(x, P), issubclass(C, (P, Q)), super(P, self)
         elif isinstance(up, ast.Attribute):
             escaped = True  # `P.build(...)`: a helper of the class may build an instance anywhere
+        elif (module, _statement(parent, node).lineno) in installs:
+            # the host builds it where it builds the class it replaces
+            out.installed.add(installs[(module, _statement(parent, node).lineno)])
         else:
             handed_on = True  # passed, returned, assigned, listed: the host may get the class itself
-    return _References(out.subclasses, out.holders, handed_on, escaped)
+    return _References(out.subclasses, out.holders, handed_on, escaped, out.installed)
+
+
+def _statement(parent: dict[int, ast.AST], node: ast.AST) -> ast.AST:
+    """The statement holding an expression (its line is where discovery records an installation)."""
+    while not isinstance(node, ast.stmt) and id(node) in parent:
+        node = parent[id(node)]
+    return node
 
 
 def _names_target(plugin: PluginModel, module: str, node: ast.AST, targets: set[str]) -> bool:

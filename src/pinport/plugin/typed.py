@@ -25,7 +25,7 @@ from ..model.summary import ClassInfo, FunctionInfo
 from ..model.units import Unit, UnitWalk, local_imports
 from .model import PluginModel
 from .records import PatchKind
-from .uses import ATTRIBUTE_GUARDS, caught_names, plugin_class_info
+from .uses import ATTRIBUTE_GUARDS, caught_names, find_host_methods, plugin_class_info
 
 _CTOR = re.compile(r"([A-Za-z_][\w.]*)\(")
 _UNKNOWN = object()  # an assignment whose type is not known: the attribute's type is unknown
@@ -59,6 +59,7 @@ class PluginTyping:
                 self.provided.add((owner.path, patch.name))
         self._self_attrs: dict[tuple[str, str], dict[str, Typed | None]] = {}
         self._target_attrs: dict[str, dict[str, Typed | None]] | None = None
+        self._installed: dict[tuple[str, str], Symbol] | None = None
 
     # -- names ----------------------------------------------------------------------------------
     def lookup(self, module: str, local: dict[str, str] | None = None) -> Lookup:
@@ -171,10 +172,34 @@ class PluginTyping:
         return Callee(sym, BOUND if instance or sym.obj.is_classmethod else UNBOUND, kept, target)
 
     def self_class(self, module: str, unit: Unit) -> tuple[Symbol | None, bool]:
-        """The host class `self` is an instance of in a plugin unit, and whether it is a patch target."""
+        """The host class `self` is an instance of in a plugin unit, and whether it is a patch target
+        (a module-level function installed on one host class is a patch of it)."""
+        if not unit.cls:
+            return self.installed_functions().get((module, unit.qualname)), True
         key = (module, unit.cls)
         target = self.patch_targets.get(key)
         return (target, True) if target is not None else (self.subclass_bases.get(key), False)
+
+    def unit_self_attrs(self, module: str, unit: Unit, cls_sym: Symbol | None) -> dict[str, Typed | None] | None:
+        """The plugin-assigned `self.X` a unit sees (`self_class` gave `cls_sym`): an installed function's
+        are those every patch of its host class assigns."""
+        if cls_sym is None:
+            return None
+        return self.self_attrs(module, unit.cls) if unit.cls else self.target_attrs().get(cls_sym.path, {})
+
+    def installed_functions(self) -> dict[tuple[str, str], Symbol]:
+        """(plugin module, function qualname) -> the one host class a plugin function outside any class is
+        installed on as a method (`Host.meth = fn`, `setattr(Host, "meth", fn)`, a string-target registry):
+        its first parameter is an instance of that class."""
+        if self._installed is None:
+            self._installed = {}
+            for method in find_host_methods(self.plugin):
+                if "." in method.qualname or method.plugin_class or method.wrapper in ("staticmethod", "classmethod"):
+                    continue
+                owners = [s for o in method.owners if (s := self.resolver.resolve(o)) is not None and s.kind == CLASS]
+                if len(owners) == 1 and len(method.owners) == 1:
+                    self._installed[(method.module, method.qualname)] = owners[0]
+        return self._installed
 
     def own_members(self, module: str, qual: str) -> frozenset[str]:
         """What a plugin class and its plugin bases define (methods, attributes, `self.X`): on a
@@ -200,11 +225,11 @@ class PluginTyping:
                 return True
             return self.masked(cls, name)
 
-        inf = Inference(self.resolver, self.lookup(module, local), masked=masked,
-                        self_attrs=self.self_attrs(module, unit.cls) if cls_sym is not None else None,
+        attrs = self.unit_self_attrs(module, unit, cls_sym)
+        inf = Inference(self.resolver, self.lookup(module, local), masked=masked, self_attrs=attrs,
                         super_mro=self.resolver.mro(cls_sym) if cls_sym is not None and not is_patch else ())
         if unit.node is not None:
-            inf.bind_locals(unit.node, walk, Typed(cls_sym, True) if cls_sym is not None and unit.cls else None)
+            inf.bind_locals(unit.node, walk, Typed(cls_sym, True) if cls_sym is not None else None)
         return inf
 
 

@@ -106,7 +106,7 @@ def _rescan(proposals: list[FileProposal], models: Models, settings: Settings) -
         for proposal in proposals:
             (root / proposal.path).write_text("".join(x + "\n" for x in proposal.after), encoding="utf-8")
         proposed = SourceTree(root, tree.label, tree.package, None, scan_files(root, (tree.package,)))
-        index = load_index(proposed, models.index_cache)
+        index = load_index(proposed, models.index_cache, sharing=models.plugin.index)  # its decoded summaries
         index.lend_from(models.plugin.index)  # unchanged files: the plugin's parsed trees and facts
         plugin = load_plugin_model(index, settings)
         return scan_models(Models(plugin, models.old, models.new, models.history, models.index_cache),

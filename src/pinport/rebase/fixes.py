@@ -386,10 +386,10 @@ def _edit_span(text: str, span: tuple[int, int, int], transformer: cst.CSTTransf
     return "".join(lines)
 
 
-def _fix_one(finding: Finding, text: str, host: HostView) -> tuple[str, str]:
-    """The file's text with one finding fixed, and what was done; _Refused with why when not safe."""
+def _fix_one(finding: Finding, text: str, tree: ast.Module, host: HostView) -> tuple[str, str]:
+    """The file's text (parsed: `tree`) with one finding fixed, and what was done; _Refused with why
+    when not safe."""
     assert finding.plugin is not None
-    tree = ast.parse(text)
     code = finding.code
     if code == MOVED:
         name, old_module = finding.args.get("name", ""), finding.args.get("module", "")
@@ -434,6 +434,7 @@ def plan_fixes(findings: Sequence[Finding], host: HostView, read: ReadFile) -> F
     plan = FixPlan()
     current: dict[str, str] = {}
     originals: dict[str, str] = {}
+    trees: dict[str, ast.Module] = {}  # path -> the parse of its current text (a file gets several fixes)
     for finding in findings:
         if finding.code in _NO_REWRITE and finding.level is Severity.ERROR:
             plan.refused[finding.fingerprint] = _NO_REWRITE[finding.code].format_map(_Args(finding.args))
@@ -447,7 +448,9 @@ def plan_fixes(findings: Sequence[Finding], host: HostView, read: ReadFile) -> F
                 continue
             originals[path] = current[path] = text
         try:
-            updated, what = _fix_one(finding, current[path], host)
+            if path not in trees:
+                trees[path] = ast.parse(current[path])
+            updated, what = _fix_one(finding, current[path], trees[path], host)
         except _Refused as why:
             plan.refused[finding.fingerprint] = str(why)
             continue
@@ -457,12 +460,12 @@ def plan_fixes(findings: Sequence[Finding], host: HostView, read: ReadFile) -> F
         if updated == current[path]:
             continue
         try:
-            ast.parse(updated)
+            tree = ast.parse(updated)
         except SyntaxError:
             plan.refused[finding.fingerprint] = "the edit would not parse"
             continue
         line, old, new = _changed_lines(current[path], updated)
-        current[path] = updated
+        current[path], trees[path] = updated, tree
         plan.fixes.append(SafeFix(finding, path, line, old, new, what))
     plan.texts = {path: (originals[path], text) for path, text in current.items() if text != originals[path]}
     return plan

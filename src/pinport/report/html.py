@@ -211,7 +211,9 @@ def _port_for(f: Finding, ctx: HtmlContext) -> PortView | None:
     return found
 
 
-def _finding(f: Finding, ctx: HtmlContext) -> str:
+def _finding(f: Finding, ctx: HtmlContext, ports: dict[tuple[str, str], str]) -> str:
+    """One finding's article; `ports` holds the port sections rendered so far by the view's key
+    (several findings on one copy show the same port, and its diff is the costly part)."""
     drift = str(f.kind.drift) if f.kind.drift is not None else ""
     head = (f"<div class='head'><strong><code>{f.code}</code></strong>"
             f"<span class='sev-{f.level.value}'>{f.level.value}</span>"
@@ -229,7 +231,10 @@ def _finding(f: Finding, ctx: HtmlContext) -> str:
     if sides:
         body.append(f"<div class='sides'>{''.join(sides)}</div>")
     if (view := _port_for(f, ctx)) is not None:
-        body.append(_port(view))
+        key = (view.path, view.unit)
+        if key not in ports:
+            ports[key] = _port(view)
+        body.append(ports[key])
     if f.details:
         body.append("<details><summary>evidence</summary><pre class='src'>"
                     + "".join(f"<span>{escape(d)}</span>" for d in f.details) + "</pre></details>")
@@ -278,13 +283,14 @@ def render_html(result: ScanResult, context: HtmlContext | None = None) -> str:
         "<label>search <input type='search' name='q' placeholder='code, path, name'></label>"
         "<button type='button' id='show-all'>show all</button><span>shown: <span id='shown'></span></span></form>")
     sections = []
+    ports: dict[tuple[str, str], str] = {}
     titles = {"drift": "Drift: introduced by the move", "latent": "Latent: already broken on OLD"}
     for status, groups in triage_order(result.findings):
         sections.append(f"<h2>{escape(titles.get(status, status))}</h2>")
         for path, findings in groups:
             sections.append(f"<section class='group'><h3><code>{escape(path or 'host-wide')}</code> "
                             f"<span class='mute'>({len(findings)})</span></h3>"
-                            + "".join(_finding(f, ctx) for f in findings) + "</section>")
+                            + "".join(_finding(f, ctx, ports) for f in findings) + "</section>")
     if not result.findings:
         sections.append("<p>No findings.</p>")
     accepted = accepted_line(summary)
