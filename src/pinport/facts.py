@@ -303,7 +303,7 @@ class ScanFacts:
         (see `plugin.callers.override_reached`): a mismatch nothing in the host can trip is context."""
         key = ("override-reached", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
         return self.keep(key, lambda: override_reached(view, patch, self.replaced_units(view),
-                                                       self.settings.called_implicitly, self.lineage(patch)))
+                                                       self.settings.called_implicitly, lambda: self.lineage(patch)))
 
     def lineage(self, patch: Patch) -> Lineage | None:
         """Where host code can meet instances of the plugin class an override belongs to (see

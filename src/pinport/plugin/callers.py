@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..model.binding import BOUND, CONSTRUCT, UNBOUND, Callee, bind_call
-from ..model.callsites import CallSite, failing_call_lines, iter_call_sites, modules_mentioning
+from ..model.callsites import (
+    CallSite,
+    failing_call_lines,
+    iter_call_sites,
+    modules_mentioning,
+    text_lines,
+)
 from ..model.host import HostView
 from ..model.index import CodeIndex
 from ..model.inference import host_inference
@@ -127,7 +133,7 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str]) -
 
 
 def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], implicit: Iterable[str] = (),
-                     lineage: Lineage | None = None) -> bool:
+                     lineage_of: Callable[[], Lineage | None] = lambda: None) -> bool:
     """Whether host code may call an ordinary subclass's override in a way it cannot accept.
 
     False only when no host call of the member's name that can reach the plugin's class could
@@ -141,7 +147,9 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     it). A receiver of unknown type counts as reaching; so does naming the member as a string
     (`collective_rpc("name")`, `getattr(x, "name")`), a bare reference (`fn = x.name`) that can
     reach the class, and reaching it without naming it (`implicit`: `forward` through
-    `Module.__call__`). A constructor counts as reached unless only plugin code builds the class.
+    `Module.__call__`). A constructor counts as reached unless only plugin code builds the class,
+    or it is installed in place of host classes every host construction of which binds to it.
+    `lineage_of()` gives where the class's instances can be; it is asked only when needed.
     """
     owner, base = view.replaced_member(patch.owner, patch.name)
     name = patch.name
@@ -150,7 +158,8 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
         return True
     repl = replacement_params(patch, owner)
     if name.startswith("__"):
-        if name != "__init__" or lineage is None or lineage.handed_on or repl is None or \
+        lineage = lineage_of() if name == "__init__" else None
+        if lineage is None or lineage.handed_on or repl is None or \
                 _builds_subclasses(view, lineage):
             return True
         return any(_construction_fails(view, path, repl, replaced) for path in lineage.installed_as)
@@ -160,6 +169,7 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
         return True
     reordered = _reordered(base, repl)  # a positional call that binds may still hand a value to the wrong parameter
     related = {c.path for c in resolver.mro(owner)}
+    lineage = lineage_of()  # asked only now: the answers above need no walk over the plugin
     meets = _Meeting(view, lineage) if lineage is not None else None
 
     def reaches(node: ast.expr, callee: Callee | None, module: str, unit: Unit) -> bool:
@@ -279,12 +289,17 @@ def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], re
     if cls is None or cls.kind != CLASS:
         return True
     short = cls.path.rpartition(".")[2]
+    word = re.compile(rf"\b{re.escape(short)}\b")
     for module in modules_mentioning(view.index, short, resolver.top):
+        if not word.search(view.index.source(module)):
+            continue  # only longer names contain it (`ModelOptFp8MoEMethod`)
         tree = view.index.parsed(module)
-        if tree is None or _class_as_value(tree, short):
+        if tree is None or view.index.module_memo(module, ("class-as-value", short),
+                                                  lambda t=tree: _class_as_value(t, short)):
             return True
+        lines = text_lines(view.index, module, f"{short}(")
         for unit in iter_units(tree):
-            if f"{module}.{unit.qualname}" in replaced:
+            if not any(spans(unit, line) for line in lines) or f"{module}.{unit.qualname}" in replaced:
                 continue
             walk = walk_unit(view.index, module, unit)
             calls = [c for c in walk.calls if call_name(c) == short]
@@ -359,7 +374,11 @@ def _named_dynamically(tree: ast.Module | None, name: str) -> bool:
 def referenced_bare(index: CodeIndex, module: str, name: str) -> tuple[int, ...]:
     """Lines where a host module reads `x.name` other than to call it (`fn = self.name`, a callback
     handed on): the member may then run from anywhere. A comment, or `callable(x.name)`, is not."""
-    return index.module_memo(module, ("referenced-bare", name), lambda: _referenced_bare(index.parsed(module), name))
+    def build() -> tuple[int, ...]:
+        if not re.search(rf"\.{re.escape(name)}\b(?!\s*\()", index.source(module)):
+            return ()  # the text never reads it other than as a call: no parse needed
+        return _referenced_bare(index.parsed(module), name)
+    return index.module_memo(module, ("referenced-bare", name), build)
 
 
 def _referenced_bare(tree: ast.Module | None, name: str) -> tuple[int, ...]:

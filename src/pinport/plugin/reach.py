@@ -12,6 +12,7 @@ module), it is decorated, or a string names it (registries by path); reading a h
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -292,9 +293,10 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
         todo = family - seen
         seen |= todo
         names = {p.rpartition(".")[2] for p in todo}
+        word = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
         for module in plugin.modules:
             text = plugin.index.source(module)
-            if not any(n in text for n in names):
+            if not any(n in text for n in names) or not word.search(text):
                 continue
             tree = plugin.index.parsed(module)
             if tree is None:
