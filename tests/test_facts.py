@@ -120,3 +120,45 @@ def test_a_member_neither_version_defines_is_no_vanished_member():
 def test_a_mirror_whose_class_new_dropped_reports_no_vanished_member():
     result = _mirror_scan("class Other:\n    pass\n")
     expect(result, ["no PP1202"])
+
+
+def test_a_stored_fact_is_built_once_across_runs_under_its_trees_contents_and_settings(tmp_path):
+    """`ScanFacts.stored` keeps a fact of the plugin's and host trees' contents in the index cache:
+    the next scan of the same trees and settings reads it back instead of building it; other
+    settings, another host tree or no cache mean another key (or none); a damaged row is rebuilt."""
+    from dataclasses import replace
+
+    from harness import HOST, PLUGIN, SYNTHETIC, inline_tree
+    from pinport.config import Settings
+    from pinport.model.index import IndexCache
+    from pinport.plugin.forks import CopiedLine
+    from pinport.scan import load_models
+
+    settings = Settings(host=HOST, plugin_package=PLUGIN, pin_sources=(), **SYNTHETIC)
+    old = inline_tree(tmp_path / "old", HOST, "host 1.0", {"host/engine.py": "X = 1\n"})
+    new = inline_tree(tmp_path / "new", HOST, "host 2.0", {"host/engine.py": "X = 2\n"})
+    plugin = inline_tree(tmp_path / "plugin", PLUGIN, "plugin", {"plug/mod.py": "import host.engine\n"})
+    cache = IndexCache(tmp_path / "index.sqlite")
+    line = CopiedLine("plug.mod", "plug/mod.py", 1, "<module>", "a", "host.engine", "host/engine.py", 1, "b",
+                      "host/engine.py", 1, "c", 0.75)
+    built: list[int] = []
+
+    def build():
+        built.append(1)
+        return [line]
+
+    def facts(config=settings, cached=cache):
+        models = load_models(plugin, old, new, config, cache=cached)
+        models.index_cache = cached
+        return models.facts(config)
+
+    first = facts()
+    assert first.stored("test-fact", list[CopiedLine], build, first.old, first.new) == [line] and built == [1]
+    again = facts()
+    assert again.stored("test-fact", list[CopiedLine], build, again.old, again.new) == [line] and built == [1]
+    key = again.stored_key("test-fact", again.old, again.new)
+    assert key and key != again.stored_key("test-fact", again.new, again.new)
+    assert key != facts(replace(settings, mirror_threshold=0.9)).stored_key("test-fact", again.old, again.new)
+    assert facts(cached=None).stored_key("test-fact", again.old) == ""
+    cache.put_many([(key, b'[["only", "two"]]')])
+    assert facts().stored("test-fact", list[CopiedLine], build, again.old, again.new) == [line] and built == [1, 1]

@@ -20,15 +20,15 @@ from .config import Settings
 from .findings import Location
 from .model.callsites import CallSite
 from .model.host import HostView, receiving_params
-from .model.index import IndexCache
+from .model.index import IndexCache, LazyModules
 from .model.inference import Inference
-from .model.nodes import walk
+from .model.nodes import walk_inner
 from .model.resolve import CLASS, EXTERNAL, INERT_BASES, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.assigned import AssignedAttribute, find_assigned_attributes
 from .plugin.callers import Failure, host_call_failures, override_reached, replaced_units
-from .plugin.forks import Copies, find_copies, find_copy_sources
+from .plugin.forks import Copies, find_copies, find_copy_sources, stored_copy_sources
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
 from .plugin.reach import (
@@ -90,6 +90,22 @@ class ScanFacts:
                 other.__dict__[name] = self.__dict__[name]
         return other
 
+    def stored(self, name: str, kind: Any, build: Callable[[], Any], *views: HostView) -> Any:
+        """A fact of the plugin's and `views`' contents and the settings alone, kept in the index
+        cache from one run to the next (a warm scan of the same trees builds it no more); `kind`
+        is its type, for decoding (`model.codec`: data only). A row that does not decode is built again."""
+        if self.index_cache is None:
+            return build()
+        return self.index_cache.stored(self.stored_key(name, *views), kind, build)
+
+    def stored_key(self, name: str, *views: HostView) -> str:
+        """The index-cache key of a fact of the plugin and `views` ('' when a tree is not cached):
+        their contents, the settings and pinport's own code."""
+        if self.index_cache is None or not all(isinstance(view.index.modules, LazyModules) for view in views):
+            return ""
+        return self.plugin.index.stored_key(name, repr(self.settings),
+                                            *(view.index.modules.digest() for view in views))  # type: ignore[union-attr]
+
     def keep(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """A fact one check derives from these facts on both of its runs, computed once per scan.
 
@@ -118,16 +134,17 @@ class ScanFacts:
         return self.keep(("units", module), build)
 
     def plugin_unit_nodes(self, module: str, unit: Unit) -> tuple[ast.AST, ...]:
-        """Every node of a plugin function unit, in `ast.walk` order (see `plugin_nodes`)."""
+        """Every node of a plugin function unit but the leaves, in `ast.walk` order (see `plugin_nodes`)."""
         assert unit.node is not None
         return self.plugin_nodes(module, unit.node)
 
     def plugin_nodes(self, module: str, node: ast.AST) -> tuple[ast.AST, ...]:
-        """Every node under a plugin function's node, in `ast.walk` order: walked once per scan,
-        however many checks and facts filter it on however many runs."""
+        """Every node under a plugin function's node but the leaves (`model.nodes.LEAVES`: names,
+        constants, contexts, operators), in `ast.walk` order: walked once per scan, however many
+        checks and facts filter it on however many runs (none of them looks for a leaf)."""
         key = ("nodes", module, getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        root, nodes = self.keep(key, lambda: (node, tuple(walk(node))))
-        return nodes if root is node else tuple(walk(node))  # another tree's node at the same place
+        root, nodes = self.keep(key, lambda: (node, tuple(walk_inner(node))))
+        return nodes if root is node else tuple(walk_inner(node))  # another tree's node at the same place
 
     def plugin_unit_walk(self, module: str, unit: Unit) -> UnitWalk:
         """One walk over a plugin unit: its calls, imports, assignments, guards."""
@@ -162,7 +179,7 @@ class ScanFacts:
     @cached_property
     def assigned_attributes(self) -> list[AssignedAttribute]:
         """Host attributes plugin methods set to new instances of plugin classes (`self.drafter = Mine()`)."""
-        return find_assigned_attributes(self.plugin, self.host_methods, self.plugin_nodes)
+        return find_assigned_attributes(self.plugin, self.host_methods)
 
     def confirming_sites(self, view: HostView, patch: Patch) -> tuple[tuple[CallSite, str, str], ...]:
         """(host call site, attribute, parameter that fails) for each `view` call site that fails against an ordinary
@@ -177,7 +194,10 @@ class ScanFacts:
             built = self.plugin_resolver.resolve(held.plugin_class)
             if built is not None and cls in {s.path for s in self.plugin_resolver.mro(built)}:
                 holders.append(held)
-        found = self.call_failures(view, patch) if holders else None
+        attrs = frozenset(held.attr for held in holders)
+        key = ("confirming-failures", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name, attrs)
+        found = self.keep(key, lambda: host_call_failures(view, patch, self.replaced_units(view), attrs)) \
+            if holders else None  # only calls through those attributes can confirm
         out: list[tuple[CallSite, str, str]] = []
         for (_, param), entries in (found[2].items() if found else ()):
             for site, _, _ in entries:
@@ -264,7 +284,9 @@ class ScanFacts:
     def copies(self) -> Copies:
         """The plugin's forks and mirrors (copied from OLD) with their NEW counterparts."""
         sources = self.keep(("copy-sources", id(self.old)), lambda: find_copy_sources(
-            self.plugin, self.old.index, self.old.resolver, self.settings))
+            self.plugin, self.old.index, self.old.resolver, self.settings) if self.index_cache is None else
+            stored_copy_sources(self.plugin, self.old.index, self.old.resolver, self.settings, self.index_cache,
+                                self.stored_key("copy-sources-1", self.old)))
         return find_copies(self.plugin, self.old.index, self.old.resolver, self.new.index, self.new.resolver,
                            self.settings, sources)
 

@@ -79,6 +79,11 @@ def _collector_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            # Everything allocated meanwhile sits in the youngest generation: re-enabled as it is,
+            # the next allocation would walk it all at once. Moved to the oldest generation instead
+            # (freeze, then unfreeze), it waits for the next full collection like any old object.
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 

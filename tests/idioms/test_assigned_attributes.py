@@ -44,3 +44,21 @@ def test_host_attribute_holding_a_plugin_class_confirms_the_call(runner, expecte
     assert (finding.plugin.path, finding.plugin.line, finding.args["param"]) == ("plug/proposer.py", 5, "step")
     if finding.level.value == "error":
         assert any("host/runner.py:9" in d and "self.drafter" in d for d in finding.details)
+
+
+def test_only_calls_through_the_holding_attribute_confirm_however_the_call_is_wrapped():
+    """The host runner calls `propose` on two attributes, one holding the plugin's proposer; the
+    confirming call is written over two lines. Only that call confirms (the search for confirming
+    calls reads just the lines naming the attribute, or whose receiver the text does not show)."""
+    host = {**HOST, "host/runner.py": "from host.proposer import Proposer\n\n\nclass Runner:\n"
+            "    def __init__(self):\n        self.drafter = Proposer()\n        self.spare = Proposer()\n\n"
+            "    def execute(self, tokens):\n        self.spare.propose(tokens, step=2)\n"
+            "        return (self.drafter\n                .propose(tokens, step=1))\n"}
+    runner = ("from host.runner import Runner\nfrom plug.proposer import MyProposer\n\n\nclass MyRunner(Runner):\n"
+              "    def __init__(self):\n        super().__init__()\n        self.drafter = MyProposer()\n")
+    result = run_scan(host, host, {"plug/proposer.py": PROPOSER, "plug/runner.py": runner}, checks=(SignaturesCheck(),))
+    expect(result, ["PP0101 error latent"])
+    (finding,) = result.findings
+    confirmed = [d for d in finding.details if d.startswith("confirmed by")]
+    assert confirmed == ["confirmed by host/runner.py:11, which calls it through `self.drafter`, set to the "
+                         "plugin's class"]

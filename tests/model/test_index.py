@@ -223,3 +223,73 @@ def test_a_lender_tree_that_differs_from_one_already_parsed_lends_no_facts(tmp_p
     later.lend_from(earlier)
     assert later.parsed("host.mod") is mine
     assert later.module_memo("host.mod", "units", lambda: ["mine"]) == ["mine"]
+
+
+FILES_NAMING_HELPER = {"host/__init__.py": "", "host/a.py": "x.helper(1)\n", "host/b.py": "name = 'helper'\n",
+                       "host/c.py": "helpers = [1]\n", "host/d.py": "def other():\n    pass\n",
+                       "host/e.py": 'call("helper")\nhelper(2)\n# é .helper(\n'}
+
+
+def test_a_text_with_punctuation_is_searched_where_its_word_occurs(tmp_path):
+    """`.helper(`, `"helper"` and `helper(` are each looked for only where `helper` occurs (itself
+    searched once); the answers equal a search of every file, in the same order."""
+    idx = load_index(tree(tmp_path, FILES_NAMING_HELPER), workers=1)
+    searched: list[tuple[int, int]] = []
+    corpus, starts, modules = idx._corpus
+
+    class Counting:
+        def find(self, needle, start=0, end=None):
+            searched.append((start, len(corpus) if end is None else end))
+            return corpus.find(needle, start, len(corpus) if end is None else end)
+
+        def __len__(self):
+            return len(corpus)
+
+        def __getitem__(self, span):
+            return corpus[span]
+
+    idx.__dict__["_corpus"] = (Counting(), starts, modules)
+    assert idx.grep(".helper(") == ("host.a", "host.e")
+    whole = [span for span in searched if span == (0, len(corpus))]
+    assert len(whole) == 1  # the word's search; `.helper(` itself only read the word's files
+    assert idx.grep('"helper"') == ("host.e",) and idx.grep("'helper'") == ("host.b",)
+    assert idx.grep("helper(") == ("host.a", "host.e")
+    assert idx.grep("helper") == ("host.a", "host.b", "host.c", "host.e")
+    assert [span for span in searched if span[0] == 0 and span[1] == len(corpus)] == whole  # no other whole search
+    assert idx.grep("other():") == ("host.d",)
+    assert idx.grep("é .helper(") == ("host.e",)  # a byte offset, not a character one
+
+
+@pytest.mark.parametrize("most", [0, 1, 3])
+def test_a_word_too_common_to_list_narrows_to_its_files(tmp_path, monkeypatch, most):
+    """Past `_MAX_HITS` places, a word narrows the search to the files holding it: the same answers."""
+    monkeypatch.setattr(index_mod, "_MAX_HITS", most)
+    idx = load_index(tree(tmp_path, FILES_NAMING_HELPER), workers=1)
+    assert idx.grep(".helper(") == ("host.a", "host.e")
+    assert idx.grep('"helper"') == ("host.e",) and idx.grep("'helper'") == ("host.b",)
+    assert idx.grep("helper(") == ("host.a", "host.e")
+    assert idx.grep("helper") == ("host.a", "host.b", "host.c", "host.e")
+    assert idx.grep("pass") == ("host.d",) and idx.grep("absent(") == ()
+
+
+def test_a_warm_index_answers_text_searches_from_the_cache(tmp_path, monkeypatch):
+    """Searches are stored per tree content at `flush`: the next run over the same files repeats
+    none; a stored entry that names no module of the tree is dropped and searched again."""
+    cache = IndexCache(tmp_path / "index.sqlite")
+    first = load_index(tree(tmp_path / "t", FILES_NAMING_HELPER), cache, workers=1)
+    answers = {text: first.grep(text) for text in (".helper(", "helper", "absent(", "pass")}
+    first.flush()
+    again = load_index(tree(tmp_path / "t", FILES_NAMING_HELPER), cache, workers=1)
+
+    def searched(self, text):
+        raise AssertionError(f"searched {text!r} again")
+
+    monkeypatch.setattr(index_mod.CodeIndex, "_grep_all", searched)
+    assert {text: again.grep(text) for text in answers} == answers
+    assert again.grep(".helper(", "host.e") == ("host.e",)
+    monkeypatch.undo()
+    key = again._greps_key
+    with sqlite3.connect(tmp_path / "index.sqlite") as conn:
+        conn.execute("UPDATE summaries SET blob = ? WHERE key = ?", (b'{"pass": [99], "helper": [1, "x"]}', key))
+    third = load_index(tree(tmp_path / "t", FILES_NAMING_HELPER), cache, workers=1)
+    assert third.grep("pass") == ("host.d",) and third.grep("helper") == answers["helper"]

@@ -104,3 +104,41 @@ def test_mirror_threshold_boundary(mirrors_of):
     [mirror] = mirrors_of(MIRROR, threshold=0.0)
     assert [m.upstream_path for m in mirrors_of(MIRROR, threshold=mirror.score - 0.001)] == ["host.engine.Engine.step"]
     assert mirrors_of(MIRROR, threshold=mirror.score + 0.001) == []
+
+
+def test_copy_sources_are_kept_in_the_index_cache_for_the_next_scan(tmp_path, monkeypatch):
+    """A warm scan of the same plugin and OLD reads its forks and mirrors from the cache (the same
+    ones, the mirror on the surface's own patch); a row naming a patch the plugin does not have
+    there is found again."""
+    from harness import HOST, PLUGIN, SYNTHETIC, inline_tree
+    from pinport.config import Settings
+    from pinport.model.index import IndexCache
+    from pinport.plugin import forks
+    from pinport.scan import load_models
+
+    settings = Settings(host=HOST, plugin_package=PLUGIN, pin_sources=(), **SYNTHETIC)
+    host = {"host/engine.py": ENGINE}
+    old, new = inline_tree(tmp_path / "old", HOST, "host 1.0", host), inline_tree(tmp_path / "new", HOST, "host 2.0", host)
+    plugin = inline_tree(tmp_path / "plugin", PLUGIN, "plugin", {**PATCHING, "plug/patch.py": MIRROR})
+    cache = IndexCache(tmp_path / "index.sqlite")
+
+    key = "copy-sources-test"
+
+    def sources():
+        models = load_models(plugin, old, new, settings, cache=cache)
+        return models, forks.stored_copy_sources(models.plugin, models.old.index, models.old.resolver, settings,
+                                                 cache, key)
+
+    _, first = sources()
+    assert [m.upstream_path for m in first[1]] == ["host.engine.Engine.step"]
+    found = forks.find_copy_sources
+    monkeypatch.setattr(forks, "find_copy_sources", lambda *a: pytest.fail("compared the files again"))
+    models, again = sources()
+    assert again == first and again[1][0].patch is models.plugin.surface.patches[
+        models.plugin.surface.patches.index(first[1][0].patch)]
+    monkeypatch.setattr(forks, "find_copy_sources", found)
+    span = '["plug.patch", "plug/patch.py", 1, 2, "x"]'
+    for row in (f'[[], [[0, ["plug.other", 1, "x", "y"], {span}, {span}, "p", 0.5, "target"]]]'.encode(),
+                f'[[], [[99, ["plug.patch", 6, "x", "y"], {span}, {span}, "p", 0.5, "target"]]]'.encode(), b"[[], [[99"):
+        cache.put_many([(key, row)])
+        assert sources()[1] == first

@@ -76,3 +76,31 @@ def test_function_node_by_qualified_name(tmp_path):
     assert m.function_node("plug.a", "RunnerPatch") is None  # a class is not a def
     assert m.function_node("plug.broken", "f") is None
     assert m.function_node("plug.nope", "f") is None
+
+
+def test_the_surface_is_discovered_once_per_plugin_content_and_settings(tmp_path, monkeypatch):
+    """With an index cache, the discovered surface is kept under the plugin's content, its modules
+    and the settings: the next load reads it back (equal, no walk); other settings walk again."""
+    from dataclasses import replace
+
+    from pinport.model.index import IndexCache
+    from pinport.plugin import model as plugin_model
+
+    files = {"plug/__init__.py": "", "plug/a.py": "from host.runner import Runner\n\n\nclass Mine(Runner):\n"
+             "    def step(self, a):\n        pass\n\n\nRunner.go = Mine.step\n"}
+    write_tree(tmp_path / "p", files)
+    cache = IndexCache(tmp_path / "index.sqlite")
+
+    def load(settings):
+        tree = SourceTree(tmp_path / "p", "plugin 0.1", "", None, scan_all(tmp_path / "p"))
+        return load_plugin_model(load_index(tree, cache, workers=1), settings)
+
+    settings = Settings(host="host", plugin_package="plug")
+    first = load(settings)
+    assert [(p.owner, p.name) for p in first.surface.patches] == [("host.runner.Runner", "step"),
+                                                                   ("host.runner.Runner", "go")]
+    walked = []
+    discover = plugin_model.discover
+    monkeypatch.setattr(plugin_model, "discover", lambda *a: walked.append(1) or discover(*a))
+    assert load(settings).surface == first.surface and walked == []
+    assert load(replace(settings, patch_helpers=("Helper",))).surface == first.surface and walked == [1]

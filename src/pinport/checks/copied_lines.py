@@ -53,9 +53,11 @@ def find_second_sites(ctx: ScanContext) -> list[CopiedLine]:
     exclude: dict[str, list[tuple[int, int]]] = {}
     for copy in copies.copies:
         exclude.setdefault(copy.plugin.path, []).append((copy.plugin.start, copy.plugin.end))
-    surface = host_surface(ctx, copies)
-    return find_copied_lines(ctx.plugin, ctx.old.index, ctx.new.index, surface, exclude,
-                             unit_counterparts(ctx.plugin, ctx.old, ctx.new, surface))
+    def build() -> list[CopiedLine]:
+        surface = host_surface(ctx, copies)
+        return find_copied_lines(ctx.plugin, ctx.old.index, ctx.new.index, surface, exclude,
+                                 unit_counterparts(ctx.plugin, ctx.old, ctx.new, surface))
+    return ctx.facts.stored("copied-lines-1", list[CopiedLine], build, ctx.old, ctx.new)  # a fact of the three trees
 
 
 class CopiedLinesCheck:

@@ -14,6 +14,7 @@ import ast
 import gc
 import hashlib
 import inspect
+import json
 import logging
 import mmap
 import os
@@ -54,6 +55,9 @@ MODEL_VERSION = _parser_version()  # part of every row's key: a changed parser r
 _CHUNK = 24
 _FLUSH_EVERY = 64
 # Top-level definitions by text, for the whole-tree catalog: column-0 defs, classes, assignments.
+_WORD = re.compile(r"\w+")  # a searched text's longest word narrows the search to the places holding it
+_MAX_STORED_GREPS = 20_000  # text searches kept per tree in the cache
+_MAX_HITS = 20_000  # places of one word kept for narrowing; a commoner word narrows to its files
 _TOP_LEVEL = re.compile(r"^(?:(class)|(?:async[ \t]+)?def)[ \t]+(\w+)|^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
 
@@ -155,6 +159,8 @@ class CodeIndex:
         self._derived: dict[Hashable, Any] = {}
         self._per_module: dict[str, dict[Hashable, Any]] = {}  # module -> facts of its text (and tree) alone
         self._greps: dict[str, tuple[str, ...]] = {}  # text -> every module containing it
+        self._word_hits: dict[str, list[int] | None] = {}  # word -> its places in the corpus (see `_hits`)
+        self._unstored_greps: list[str] = []  # texts searched in this run, for the cache at `flush`
         self._lenders: list[CodeIndex] = []  # other trees whose facts of unchanged files are borrowed
         self._changed: dict[int, list[int]] = {}  # id(lender) -> corpus positions of files it lacks or differs in
         self._cache = cache or IndexCache(None)
@@ -228,6 +234,18 @@ class CodeIndex:
                 self._sources.setdefault(module, lender._sources[module])
         return self._asts[module] is lender._asts[module]
 
+    def stored(self, name: str, kind: Any, build: Callable[[], Any], *depends: str) -> Any:
+        """A fact of this tree's content (and of `depends`: settings, other trees' digests) kept in
+        the index cache from one run to the next; built each time when the tree is not cached."""
+        return self._cache.stored(self.stored_key(name, *depends), kind, build)
+
+    def stored_key(self, name: str, *depends: str) -> str:
+        """The cache key of such a fact ('' when this tree is not cached, or has no database)."""
+        if not isinstance(self.modules, LazyModules) or self._cache.path is None:
+            return ""
+        extra = hashlib.blake2b("\0".join(depends).encode(), digest_size=16).hexdigest()
+        return f"{name}:{self.modules.digest()}:{extra}:{self._cache.code_version}"
+
     def line_text(self, module: str, line: int) -> str:
         lines = self.lines(module)
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""
@@ -264,12 +282,17 @@ class CodeIndex:
     def grep(self, text: str, top: str = "") -> tuple[str, ...]:
         """Modules (sorted) whose source contains `text`, optionally only under package `top`.
 
-        One scan of one big buffer per query (C speed), instead of a Python loop over files; when a
-        lender (`lend_from`) has searched for the same text, only the files that differ from it are.
+        Scans of one big buffer (C speed), instead of a Python loop over files: a text is looked for only where its longest word occurs (`.name(`, `"name"`: where `name` does), the
+        word's places found once however many texts share it; when a lender (`lend_from`) has
+        searched for the same text, only the files that differ from it are.
         """
         found = self._greps.get(text)
         if found is None:
-            found = self._greps[text] = self._grep_all(text)
+            found = self._stored_greps.get(text)
+            if found is None:
+                found = self._grep_all(text)
+                self._unstored_greps.append(text)
+            self._greps[text] = found
         if not top:
             return found
         return tuple(m for m in found if m == top or m.startswith(top + "."))
@@ -289,7 +312,27 @@ class CodeIndex:
                     if corpus.find(needle, starts[i], end) >= 0:
                         kept.add(modules[i])
                 return tuple(sorted(kept))
-        found: list[str] = []
+        word = max(_WORD.findall(text), key=len, default="")
+        hits = self._hits(word) if word else None
+        if hits is not None:  # every place `text` occurs holds `word` at `offset`: look only there
+            offset, size, found = needle.index(word.encode("utf-8")), len(needle), []
+            for pos in hits:
+                start = pos - offset
+                if start >= 0 and corpus[start:start + size] == needle:
+                    module = modules[bisect_right(starts, start) - 1]
+                    if not found or found[-1] != module:
+                        found.append(module)
+            return tuple(found)
+        if word and word != text:  # a word too common to list its places: the files holding it
+            positions = self._positions
+            found = []
+            for module in self.grep(word):
+                i = positions[module]
+                end = starts[i + 1] - 1 if i + 1 < len(starts) else len(corpus)
+                if corpus.find(needle, starts[i], end) >= 0:
+                    found.append(module)
+            return tuple(found)
+        found = []
         pos = corpus.find(needle)
         while pos >= 0:
             i = bisect_right(starts, pos) - 1
@@ -297,6 +340,24 @@ class CodeIndex:
             following = starts[i + 1] if i + 1 < len(starts) else len(corpus)
             pos = corpus.find(needle, following)
         return tuple(found)
+
+    def _hits(self, word: str) -> list[int] | None:
+        """Every place `word` occurs in the text corpus (overlaps too), found once per tree; None for
+        a word occurring more than `_MAX_HITS` times."""
+        if word not in self._word_hits:
+            corpus = self._corpus[0]
+            needle, found = word.encode("utf-8"), []
+            pos = corpus.find(needle)
+            while pos >= 0 and len(found) <= _MAX_HITS:
+                found.append(pos)
+                pos = corpus.find(needle, pos + 1)
+            self._word_hits[word] = found if len(found) <= _MAX_HITS else None
+        return self._word_hits[word]
+
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        """Module -> its position in the text corpus."""
+        return {module: i for i, module in enumerate(self._corpus[2])}
 
     def _changed_from(self, lender: CodeIndex) -> list[int]:
         """Corpus positions of this tree's modules that `lender` lacks or holds with other content."""
@@ -326,9 +387,40 @@ class CodeIndex:
         return module in self.packages
 
     def flush(self) -> None:
-        """Write summaries computed on demand to the cache (the scan calls this when done)."""
+        """Write summaries computed on demand, and this run's text searches, to the cache (the scan
+        calls this when done)."""
         if isinstance(self.modules, LazyModules):
             self.modules.flush()
+        if self._unstored_greps and self._greps_key:
+            positions = self._positions
+            stored = self._read_greps()  # again: another process may have added searches meanwhile
+            stored.update((text, [positions[m] for m in self._greps[text]]) for text in self._unstored_greps)
+            self._unstored_greps = []
+            if len(stored) <= _MAX_STORED_GREPS:
+                self._cache.put_many([(self._greps_key, json.dumps(stored, separators=(",", ":")).encode())])
+
+    @cached_property
+    def _greps_key(self) -> str:
+        """The cache key of the text searches over this tree's content ('' without a cache)."""
+        return f"greps-1:{self.modules.digest()}" if isinstance(self.modules, LazyModules) else ""
+
+    def _read_greps(self) -> dict[str, list[int]]:
+        """The stored searches over this tree's content: text -> corpus positions of the modules
+        holding it; anything malformed is dropped (it only costs the search again)."""
+        blob = self._cache.get_many([self._greps_key]).get(self._greps_key) if self._greps_key else None
+        try:
+            stored = json.loads(blob) if blob is not None else {}
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return {}
+        count = len(self.paths)
+        return {text: found for text, found in stored.items() if isinstance(found, list) and all(
+            type(i) is int and 0 <= i < count for i in found)} if isinstance(stored, dict) else {}
+
+    @cached_property
+    def _stored_greps(self) -> dict[str, tuple[str, ...]]:
+        """Text searches an earlier run made over this same content: a warm scan repeats none."""
+        modules = sorted(self.paths)
+        return {text: tuple(modules[i] for i in sorted(set(found))) for text, found in self._read_greps().items()}
 
     @cached_property
     def _catalog(self) -> dict[str, object]:
@@ -479,6 +571,31 @@ class IndexCache:
         except OSError:
             return  # a cache that cannot be written only costs speed next time
         self.put_many([(key, codec.encode(record))])
+
+    @cached_property
+    def code_version(self) -> str:
+        """A digest of pinport's own source: part of the key of every derived fact kept here (any
+        change to the code may change the fact)."""
+        digest = hashlib.blake2b(digest_size=16)
+        package = Path(__file__).resolve().parents[1]
+        for path in sorted(package.rglob("*.py")):
+            digest.update(path.relative_to(package).as_posix().encode())
+            digest.update(path.read_bytes())
+        return digest.hexdigest()
+
+    def stored(self, key: str, kind: Any, build: Callable[[], Any]) -> Any:
+        """The `kind` value kept under `key` (data only, `codec`), else `build()` kept there; a row
+        that does not decode is built again; with no key or no database, just `build()`."""
+        blob = self.get_many([key]).get(key) if key else None
+        if blob is not None:
+            try:
+                return codec.decode(blob, kind)
+            except DecodeError:
+                log.debug("stored fact %s does not decode; built again", key)
+        value = build()
+        if key:
+            self.put_many([(key, codec.encode(value))])
+        return value
 
     def corpus_path(self, digest: str) -> Path | None:
         """Where a tree's text corpus is kept (beside the database), or None without a cache."""

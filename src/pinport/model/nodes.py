@@ -34,3 +34,29 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
         node = todo.popleft()
         todo.extend(children(node))
         yield node
+
+
+# nodes with no child but leaves (a name's context): skipped by `walk_inner`
+LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+
+
+def walk_inner(node: ast.AST) -> Iterator[ast.AST]:
+    """`walk` without the `LEAVES` (for walks that look at none of them): the other nodes in the same order."""
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        todo.extend(child for child in children(node) if not isinstance(child, LEAVES))
+        yield node
+
+
+def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a body and of the bodies nested in it, nested defs' and classes' too (not
+    the expressions: an assignment or an `if` is never inside one), depth first."""
+    for stmt in body:
+        yield stmt
+        for field in ("body", "orelse", "finalbody"):
+            nested = getattr(stmt, field, None)
+            if type(nested) is list:
+                yield from statements(nested)
+        for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
+            yield from statements(part.body)

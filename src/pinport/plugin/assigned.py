@@ -9,9 +9,9 @@ host calls there really runs: a call that cannot bind to it is a certain TypeErr
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ..model.nodes import statements
 from .model import PluginModel
 from .uses import HostMethod, self_name
 
@@ -28,16 +28,15 @@ class AssignedAttribute:
     holder: str = ""  # the plugin class (qualified name in `module`) whose method assigns it; '' for a function
 
 
-def find_assigned_attributes(plugin: PluginModel, methods: list[HostMethod],
-                             walk: Callable[[str, ast.AST], Iterable[ast.AST]] | None = None) -> list[AssignedAttribute]:
-    """Every host attribute a plugin host method sets to a newly built plugin-class instance.
-    `walk(module, node)` gives the nodes under a function as `ast.walk` does (ScanFacts keeps them)."""
+def find_assigned_attributes(plugin: PluginModel, methods: list[HostMethod]) -> list[AssignedAttribute]:
+    """Every host attribute a plugin host method sets to a newly built plugin-class instance (its
+    statements are read, not its expressions: an assignment is a statement)."""
     out: list[AssignedAttribute] = []
     for method in methods:
         me = self_name(method.node)
         if not me or not method.instance:
             continue
-        for node in walk(method.module, method.node) if walk is not None else ast.walk(method.node):
+        for node in statements(method.node.body):
             if not (isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Call)):
                 continue
             built = _plugin_class(plugin, method.module, node.value.func)

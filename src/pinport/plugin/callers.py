@@ -78,7 +78,8 @@ Failures = dict[tuple[str, str], list[tuple[CallSite, int, int]]]
 Failure = tuple[Symbol, tuple[Param, ...], Failures]  # (replaced member, replacement's params, failures)
 
 
-def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str]) -> Failure | None:
+def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str],
+                       through: frozenset[str] | None = None) -> Failure | None:
     """The judged host's reachable call sites that do not bind to the plugin's replacement.
 
     (replaced base member, the replacement's parameters as callers see them, failures by
@@ -86,6 +87,8 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str]) -
     or accepting everything the base does). Call sites inside host functions the plugin itself
     replaces (`replaced`, from `replaced_units`) are left out: that host code never runs once the
     plugin is loaded. ScanFacts keeps the answer: the signatures and callers checks both ask.
+    With `through` (attribute names), only host units calling the method on one of those
+    attributes (`x.drafter.name(`) are searched, and every failure there is still found.
     """
     owner, base = view.replaced_member(patch.owner, patch.name)
     if owner is None or base is None or base.kind not in (FUNCTION, METHOD) or not isinstance(
@@ -118,7 +121,7 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str]) -
 
     failing: Failures = {}
     method = not constructor and base.kind == METHOD
-    lines = _candidates(view, owner, search, method, repl)
+    lines = _candidates(view, owner, search, method, repl, through)
     for site in iter_call_sites(resolver, search, accept, modules=sorted(lines), lines=lines):
         if f"{site.module}.{site.unit}" in replaced:
             continue  # inside host code the plugin replaces: never runs once patched
@@ -422,15 +425,16 @@ def replaced_units(view: HostView, patches: Iterable[Patch]) -> frozenset[str]:
     return frozenset(out)
 
 
-def _candidates(view: HostView, owner: Symbol, name: str, method: bool,
-                repl: tuple[Param, ...]) -> dict[str, tuple[int, ...]]:
+def _candidates(view: HostView, owner: Symbol, name: str, method: bool, repl: tuple[Param, ...],
+                through: frozenset[str] | None = None) -> dict[str, tuple[int, ...]]:
     """Host modules (and lines) worth parsing for calls of `name` that may not bind to `repl`.
 
     Text first: a method is only ever called as `x.name(`, and each call's arguments are
     judged from its text (`failing_call_lines`). A `self.name(`/`super().name(` call can
     only reach the patched member from a class related to the owner (judged from the
     summaries, without parsing). When `x.name(` is common (`forward`), a module calling it
-    on another receiver must also name the owner or one of its bases.
+    on another receiver must also name the owner or one of its bases. With `through`, a line
+    whose receivers are all read and none of them is one of those attributes is left out.
     """
     index = view.index
     resolver = view.resolver
@@ -448,6 +452,8 @@ def _candidates(view: HostView, owner: Symbol, name: str, method: bool,
         kept = []
         for line in failing_call_lines(index, module, name, repl, method=True):
             receivers = {r.group(1) for r in receiver.finditer(text[line - 1])} or {"?"}
+            if through is not None and "?" not in receivers and not receivers & through:
+                continue  # not called on one of the attributes asked about
             if receivers <= {"self", "cls", "super()"}:
                 cls = _enclosing_class(resolver, module, line)
                 if cls is None or not (cls.path in bases or owner.path in {c.path for c in resolver.mro(cls)}):

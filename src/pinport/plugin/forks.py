@@ -13,18 +13,25 @@ from __future__ import annotations
 import ast
 import difflib
 import keyword
+import logging
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..config import Settings
-from ..model.index import CodeIndex, module_name
+from ..model import codec
+from ..model.codec import DecodeError
+from ..model.index import CodeIndex, IndexCache, module_name
 from ..model.resolve import Resolver
 from .counterparts import Counterpart, match_in_counterpart
 from .mirrors import Copy, Mirror, Span, find_mirrors, mirror_copy, source_lines, squashed_lines
 from .model import PluginModel
+from .records import Patch
 from .similarity import line_tokens, normalise, token_ratio
 from .uses import plugin_class_info
+
+log = logging.getLogger(__name__)
 
 _MIN_LINES = 30  # a file with fewer substantive lines is not worth calling a fork
 _RARE = 4  # a top-level name defined in more host modules than this says nothing about origin
@@ -192,6 +199,52 @@ def find_copy_sources(plugin: PluginModel, old: CodeIndex, old_resolver: Resolve
     mirrors = find_mirrors(plugin, old, old_resolver, settings.mirror_threshold,
                            skip_paths=frozenset(f.plugin_path for f in forks))
     return tuple(forks), tuple(mirrors)
+
+
+class _StoredMirror(NamedTuple):
+    patch: int  # the mirror's patch: its position in the plugin surface's patches
+    seen: tuple[str, int, str, str]  # that patch's module, line, owner and name (compared on reading)
+    plugin: Span
+    upstream: Span
+    upstream_path: str
+    score: float
+    matched_by: str
+
+
+class _StoredSources(NamedTuple):
+    forks: list[Fork]
+    mirrors: list[_StoredMirror]
+
+
+def _seen(patch: Patch) -> tuple[str, int, str, str]:
+    return patch.plugin_module, patch.site.line, patch.owner, patch.name
+
+
+def stored_copy_sources(plugin: PluginModel, old: CodeIndex, old_resolver: Resolver, settings: Settings,
+                        cache: IndexCache, key: str) -> tuple[tuple[Fork, ...], tuple[Mirror, ...]]:
+    """`find_copy_sources`, kept in the index cache under `key` (ScanFacts names the plugin's and
+    OLD's contents, the settings and pinport's own code in it): a warm scan of the same pair
+    compares no file. A row that does not decode, or names patches the plugin no longer has
+    there, is found again; with no key nothing is kept."""
+    patches = plugin.surface.patches
+    blob = cache.get_many([key]).get(key) if key else None
+    if blob is not None:
+        try:
+            stored = codec.decode(blob, _StoredSources)
+            if all(0 <= m.patch < len(patches) and _seen(patches[m.patch]) == tuple(m.seen) for m in stored.mirrors):
+                return tuple(stored.forks), tuple(Mirror(patches[m.patch], m.plugin, m.upstream, m.upstream_path,
+                                                         m.score, m.matched_by) for m in stored.mirrors)
+        except DecodeError:
+            pass
+        log.debug("copy sources row %s does not decode; found again", key)
+    forks, mirrors = find_copy_sources(plugin, old, old_resolver, settings)
+    if key:
+        position = {id(p): i for i, p in enumerate(patches)}
+        if all(id(m.patch) in position for m in mirrors):
+            cache.put_many([(key, codec.encode(_StoredSources(list(forks), [
+                _StoredMirror(position[id(m.patch)], _seen(m.patch), m.plugin, m.upstream, m.upstream_path, m.score,
+                              m.matched_by) for m in mirrors])))])
+    return forks, mirrors
 
 
 def find_copies(plugin: PluginModel, old: CodeIndex, old_resolver: Resolver, new: CodeIndex,

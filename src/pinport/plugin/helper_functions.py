@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass
 
 from ..model.index import CodeIndex
+from ..model.nodes import LEAVES, children, statements
 from ..model.parse import dotted, resolve_relative
 
 OOT = "register_oot"
@@ -29,7 +30,12 @@ def oot_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] 
 
 
 def stand_in_helpers(index: CodeIndex, module: str) -> dict[str, int]:
-    """Functions of a plugin module that install their argument into sys.modules: name -> position."""
+    """Functions of a plugin module that install their argument into sys.modules: name -> position
+    (kept per module: every module importing from it asks)."""
+    return index.module_memo(module, "stand-in-helpers", lambda: _stand_in_helpers(index, module))
+
+
+def _stand_in_helpers(index: CodeIndex, module: str) -> dict[str, int]:
     tree = index.parsed(module) if module in index.modules else None
     out: dict[str, int] = {}
     for stmt in tree.body if tree is not None and "sys.modules" in index.source(module) else ():
@@ -71,12 +77,13 @@ def probe_guarded(tree: ast.Module) -> set[str]:
     """Names of functions that the module calls (`f(...)`, `self.f(...)`) only inside the body of an
     `if` whose test probes for a host feature (`find_spec(...)`, `hasattr(...)`, `getattr(..., None)`):
     the plugin already handles the host versions that lack what the function uses."""
+    if not any(_probes(stmt.test) for stmt in statements(tree.body) if isinstance(stmt, ast.If)):
+        return set()  # nothing is guarded: the call sites need not be walked
     sites: dict[str, list[bool]] = {}
 
     def walk(node: ast.AST, probed: bool) -> None:
         if isinstance(node, ast.If):
-            test_probes = any(isinstance(n, ast.Call) and dotted(n.func).rpartition(".")[2] in _PROBES
-                              for n in ast.walk(node.test))
+            test_probes = _probes(node.test)
             walk(node.test, probed)
             for stmt in node.body:
                 walk(stmt, probed or test_probes)
@@ -90,8 +97,14 @@ def probe_guarded(tree: ast.Module) -> set[str]:
                 and func.value.id in ("self", "cls") else "")
             if name:
                 sites.setdefault(name, []).append(probed)
-        for child in ast.iter_child_nodes(node):
-            walk(child, probed)
+        for child in children(node):
+            if not isinstance(child, LEAVES):
+                walk(child, probed)
 
     walk(tree, False)
     return {name for name, guarded in sites.items() if guarded and all(guarded)}
+
+
+def _probes(test: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and dotted(n.func).rpartition(".")[2] in _PROBES for n in ast.walk(test))
+

@@ -61,5 +61,7 @@ def load_plugin_model(index: CodeIndex, settings: Settings) -> PluginModel:
                      and not any(m == s or m.startswith(s + ".") for s in skipped))
     names = PluginNames(index, settings.host)
     project = index.tree.project_root or index.tree.root
-    return PluginModel(index, packages[0], modules, discover(index, modules, settings), names,
-                       packages, found.reason, tuple(host_entry_points(project, settings)))
+    surface = index.stored("surface-1", PluginSurface, lambda: discover(index, modules, settings), repr(settings),
+                           *modules)  # a fact of the plugin's content, the modules and the settings
+    return PluginModel(index, packages[0], modules, surface, names, packages, found.reason,
+                       tuple(host_entry_points(project, settings)))

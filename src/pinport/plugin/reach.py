@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..model.nodes import walk
+from ..model.nodes import walk_inner
 from ..model.resolve import CLASS, EXTERNAL, Resolver
 from ..model.summary import ClassInfo
 from .model import PluginModel
@@ -111,7 +111,7 @@ def module_calls(tree: ast.Module | None) -> ModuleCalls:
     """The calls `plugin_call_passing` looks for, found in one walk (ScanFacts keeps them per module)."""
     built: dict[str, list[ast.Assign]] = {}
     methods: dict[str, list[tuple[int, ast.Call]]] = {}
-    for i, node in enumerate(walk(tree) if tree is not None else ()):
+    for i, node in enumerate(walk_inner(tree) if tree is not None else ()):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             func = node.value.func
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""

@@ -10,6 +10,7 @@ import ast
 
 from ..config import Settings
 from ..findings import Location
+from ..model.nodes import LEAVES, children
 from ..model.parse import dotted, function_info, resolve_relative, signature_of
 from ..model.summary import FunctionInfo
 from .helper_functions import OOT
@@ -61,6 +62,12 @@ class SurfaceWalker(ast.NodeVisitor):
         self.checking_bases: dict[str, str | ast.expr] = {}  # base names bound to a host class for type checkers
 
     # -- helpers -------------------------------------------------------------------------------
+    def generic_visit(self, node: ast.AST) -> None:
+        """`ast.NodeVisitor`'s, in the same order, with the faster `children` and without the leaves."""
+        for child in children(node):
+            if not isinstance(child, LEAVES):
+                self.visit(child)
+
     def loc(self, node: ast.AST) -> Location:
         line = getattr(node, "lineno", 0)
         text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
