@@ -274,7 +274,7 @@ class GateSettings:
     env: tuple[tuple[str, str], ...] = setting((), _environment)
     stub: tuple[str, ...] = setting((), strings(dotted_name))
     entry_point: str = setting("", optional(entry_reference))
-    entry_point_group: str = setting("", optional(dotted_name))  # empty: `<host>.general_plugins`
+    entry_point_group: str = setting("", optional(dotted_name))  # empty: the first of `plugin-groups`
     apply: tuple[str, ...] = setting((), strings(entry_reference))
     tests: str = setting("tests", relative_path)
     timeout: float = setting(900.0, _seconds)  # seconds for one gate subprocess
@@ -310,8 +310,17 @@ class Settings:
     called_implicitly: tuple[str, ...] = setting((), strings(nonempty))
     # how host expressions that build plain values (tensors), not host objects, start
     plain_values: tuple[str, ...] = setting((), strings(nonempty))
-    # plugin entry-point groups besides <host>.general_plugins and <host>.platform_plugins
+    # type names of single values in host annotations (`torch.Tensor`): a call declared to return one
+    # unpacks into one value
+    plain_types: tuple[str, ...] = setting((), strings(nonempty))
+    # the host's plugin entry-point groups (its host profile names them); the first is the group of the
+    # general plugins, whose entry point the gate runs
+    plugin_groups: tuple[str, ...] = setting((), strings(dotted_name))
+    # plugin entry-point groups besides `plugin_groups`
     entry_point_groups: tuple[str, ...] = setting((), strings(dotted_name))
+    # how the host's own environment flags are spelt (`VLLM_`): the flags the gate sets, the
+    # variables whose effect the plugin may lose ("": every variable)
+    flag_prefix: str = setting("", text)
     pin_sources: tuple[PinSource, ...] = setting((PinSource("requirement", extra="*"),), records(PinSource))
     fail_on: str = setting("error", one_of(*_SEVERITIES))  # lowest severity that makes the exit code 1
     mirror_threshold: float = setting(0.6, fraction)

@@ -231,6 +231,22 @@ class ScanFacts:
         """A resolver over the plugin's own tree (host bases come out EXTERNAL)."""
         return Resolver(self.plugin.index, self.plugin.packages or self.plugin.package)
 
+    @cached_property
+    def plugin_subclasses(self) -> dict[str, tuple[str, ...]]:
+        """Plugin class path -> the plugin classes below it (transitively), by path: a `self` of the class
+        may be one of them."""
+        out: dict[str, list[str]] = {}
+        resolver = self.plugin_resolver
+        for module, summary in self.plugin.index.modules.items():
+            for name in summary.classes:
+                sym = resolver.resolve(f"{module}.{name}")
+                if sym is None or sym.kind != CLASS:
+                    continue
+                for above in resolver.mro(sym)[1:]:
+                    if above.kind == CLASS and isinstance(above.obj, ClassInfo):
+                        out.setdefault(above.path, []).append(sym.path)
+        return {k: tuple(sorted(set(v))) for k, v in out.items()}
+
     def plugin_defines(self, module: str, qualname: str, name: str) -> bool:
         """Whether the plugin class, or a plugin base of it, defines `name` (or has a `__getattr__`)."""
         sym = self.plugin_resolver.resolve(f"{module}.{qualname}")

@@ -217,7 +217,8 @@ BOOT = {"plug/plugin.py": "def register():\n    pass\n",
     (PLUGIN, None),  # no entry point declared: nothing to name
 ])
 def test_bypass_names_the_plugins_bootstrap(plugin, bootstrap):
-    result = run_scan(host(WORKER_ENV), host(WORKER_CONFIG), plugin, checks=CHECK, host="host")
+    result = run_scan(host(WORKER_ENV), host(WORKER_CONFIG), plugin, checks=CHECK, host="host",
+                      plugin_groups=("host.general_plugins",))  # what the synthetic host's profile would say
     expect(result, ["PP1002 warning drift"])
     finding = only(result, "PP1002")
     assert finding.extra.get("bootstrap") == bootstrap
@@ -281,3 +282,21 @@ def test_two_patches_of_one_class_report_its_parallel_implementation_once():
               "class MoreRunnerPatch(ArcticPatch[Runner]):\n    def profile_run(self):\n        pass\n")
     result = run_scan(host(WORKER_ENV), host(WORKER_ENV), {**PLUGIN, "plug/more.py": second}, checks=CHECK)
     expect(result, ["PP1003 info latent"])
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    # `__flush` in Runner is `_Runner__flush`; CpuRunner's `__flush` is `_CpuRunner__flush`: no override,
+    # so Runner's own calls of it still run Runner's member (and its patch) on a CpuRunner
+    ("__flush", ["no PP1003"]),
+    ("step_0", ["PP1003 info latent"]),  # negative twin: an ordinary name is overridden
+])
+def test_a_name_mangled_member_is_not_overridden_by_a_subclass(name, expected):
+    files = {"host/worker/runner.py": "class Runner:\n" + _methods([*TEN, "__flush"]),
+             "host/worker/cpu.py": "from host.worker.runner import Runner\n\n\nclass CpuRunner(Runner):\n"
+                                   + _methods([name])}
+    result = run_scan(files, files, _patch_of(name), checks=CHECK)
+    expect(result, expected)
+    if expected[0].startswith("PP1003"):
+        finding = only(result, "PP1003")
+        assert (finding.subject, finding.args["relation"]) == (
+            "host.worker.cpu.CpuRunner", "subclass overriding patched step_0")

@@ -13,11 +13,25 @@ from pinport.model.units import iter_units, walk_unit
 
 @pytest.mark.parametrize(("text", "arity"), [
     ("tuple[int, int]", 2), ("Tuple[a, b, c]", 3), ("tuple[int, ...]", None), ("np.ndarray", 1),
-    ("torch.Tensor | None", 1), ("tuple[dict[str, int], list[int]]", 2), ("Foo", None), (None, None),
-    ("'tuple[int, int]'", 2),
+    ("tuple[dict[str, int], list[int]]", 2), ("Foo", None), (None, None), ("'tuple[int, int]'", 2),
 ])
 def test_annotation_arity(text, arity):
     assert annotation_arity(text) == arity
+
+
+@pytest.mark.parametrize(("text", "plain", "arity"), [
+    ("torch.Tensor | None", ("torch.Tensor",), 1),  # vLLM's host profile names torch's types
+    ("acme.Blob", ("acme.Blob",), 1),  # another host's profile names its own
+    ("torch.Tensor | None", (), None),  # negative twin: no profile, no torch knowledge in the code
+    ("acme.Blob", ("torch.Tensor",), None),
+])
+def test_annotation_arity_of_the_host_s_plain_types(text, plain, arity):
+    assert annotation_arity(text, plain) == arity
+
+
+def test_vllm_s_plain_types_come_from_its_host_profile():
+    from pinport.config import load_settings
+    assert load_settings(None).plain_types == ("torch.Tensor", "Tensor", "torch.device", "torch.dtype")
 
 
 @pytest.mark.parametrize(("text", "name"), [

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from harness import write_tree
-from pinport.config import Settings
+from pinport.config import Settings, load_settings
 from pinport.errors import ConfigError
 from pinport.model.index import load_index
 from pinport.plugin.model import load_plugin_model
 from pinport.plugin.project import EntryPoint, find_packages, is_plugin_checkout, read_entry_points
 from pinport.sources import load_directory
 
-HOST = Settings(host="vllm")
+HOST = load_settings(None)  # vLLM, with its host profile (its plugin entry-point groups)
 
 
 def packages(root: Path, settings: Settings = HOST):
@@ -53,7 +54,7 @@ def test_entry_points_choose_among_several_packages(tmp_path):
     assert packages(tmp_path) == (("hw_plugin",), "entry points (vllm.platform_plugins)")
     # a configured group counts as well; other groups do not
     (tmp_path / "pyproject.toml").write_text('[project.entry-points."my.hooks"]\nh = "helper_lib"\n')
-    assert packages(tmp_path, Settings(host="vllm", entry_point_groups=("my.hooks",)))[0] == ("helper_lib",)
+    assert packages(tmp_path, replace(HOST, entry_point_groups=("my.hooks",)))[0] == ("helper_lib",)
 
 
 def test_without_entry_points_the_packages_that_import_the_host(tmp_path):
@@ -97,4 +98,4 @@ def test_no_package_importing_the_host_among_several_is_an_error(tmp_path):
 ])
 def test_is_plugin_checkout(tmp_path, files, expected):
     write_tree(tmp_path, files)
-    assert is_plugin_checkout(tmp_path) is expected
+    assert is_plugin_checkout(tmp_path, HOST) is expected

@@ -93,7 +93,8 @@ def find_candidates(view: HostView, target: Symbol, patched: set[str]) -> list[C
                 continue
             direct = {b.path for b in resolver.bases(sym)}
             if target.path in direct:
-                overridden = sorted(n for n in patched & set(sym.obj.methods) if not view.calls_super(sym, n))
+                overridden = sorted(n for n in patched & set(sym.obj.methods)
+                                    if not _mangled(n) and not view.calls_super(sym, n))
                 if overridden:
                     out[sym.path] = Candidate(sym, "subclass overriding patched " + ", ".join(overridden[:4]),
                                               tuple(overridden))
@@ -103,6 +104,11 @@ def find_candidates(view: HostView, target: Symbol, patched: set[str]) -> list[C
                     shared = sorted(direct & base_paths)[0].rpartition(".")[2]
                     out[sym.path] = Candidate(sym, f"sibling under {shared}", _shown(common, patched))
     return [out[k] for k in sorted(out)]
+
+
+def _mangled(name: str) -> bool:
+    """`__x` in a class body is `_Cls__x`: a subclass's own `__x` is another name, never an override."""
+    return name.startswith("__") and not name.endswith("__")
 
 
 def _shown(common: set[str], patched: set[str]) -> tuple[str, ...]:

@@ -87,13 +87,17 @@ class _Context:
         self.provided = self.typing.provided
         self.patch_targets = self.typing.patch_targets
         self.subclass_bases = self.typing.subclass_bases
-        # host function path -> the plugin function installed in its place (`mod.fn = replacement`)
+        # host function path -> the plugin function installed in its place (`mod.fn = replacement`);
+        # host class path -> the plugin function installed as its `__init__` (`Cls.__init__ = init`)
         self.installed: dict[str, FunctionInfo] = {}
+        self.installed_init: dict[str, FunctionInfo] = {}
         for patch in ctx.plugin.surface.patches:
             if patch.kind is PatchKind.ASSIGNMENT and patch.function is not None:
                 owner, member = host.replaced_member(patch.owner, patch.name)
                 if owner is not None and owner.kind == MODULE and member is not None and member.kind == FUNCTION:
                     self.installed[member.path] = patch.function
+                elif owner is not None and owner.kind == CLASS and patch.name == "__init__" and not patch.wrapper:
+                    self.installed_init[owner.path] = patch.function
         self.sites: dict[tuple[str, bool], tuple[Location, ...]] = {}
         self.self_attrs: dict[tuple[str, str], dict[str, Typed | None]] = {}
         self.replacements: list[tuple[Symbol, str]] = []  # (replaced host class, plugin class path)
@@ -118,6 +122,24 @@ class _Context:
             params = callee_params(resolver, Callee(method, BOUND, method.path))
             if params is not None and not bind_call(params, call):
                 return f"{plugin_cls.rpartition('.')[2]}.{name}"
+        return ""
+
+    def subclass_binding(self, call: ast.Call, module: str, unit: Unit) -> str:
+        """The plugin subclass override, as "Sub.method", that takes a `self.method(...)` call made in a
+        plugin class the call does not bind for: `self` may be that subclass (the host's method is
+        then never called from here with these arguments)."""
+        func = call.func
+        if not unit.cls or not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                                and func.value.id == "self"):
+            return ""
+        resolver = self.ctx.facts.plugin_resolver
+        for sub in self.ctx.facts.plugin_subclasses.get(f"{module}.{unit.cls}", ()):
+            method = resolver.resolve(f"{sub}.{func.attr}")
+            if method is None or method.kind != METHOD or not method.path.startswith(sub + "."):
+                continue
+            params = callee_params(resolver, Callee(method, BOUND, method.path))
+            if params is not None and not bind_call(params, call):
+                return f"{sub.rpartition('.')[2]}.{func.attr}"
         return ""
 
     def masked(self, cls: Symbol, name: str) -> bool:
@@ -190,6 +212,11 @@ class CallsCheck:
                 if guard and finding.level is Severity.ERROR:  # the plugin may already handle both versions
                     finding = replace(finding, severity=Severity.WARNING,
                                       details=(f"the call is guarded by {guard}", *finding.details))
+                if finding.level is Severity.ERROR and callee.mode == BOUND and (
+                        sub := shared.subclass_binding(call, module, unit)):
+                    finding = replace(finding, severity=Severity.WARNING, details=(
+                        f"the call binds to the plugin subclass's override `{sub}`: only an instance of a "
+                        f"class that does not override it rejects the call", *finding.details))
                 yield finding
 
     @staticmethod
@@ -198,8 +225,13 @@ class CallsCheck:
         """A call of a host function the plugin replaced (`mod.fn = replacement`), looked up when it
         runs (`mod.fn(...)`, or a name imported inside the function), after the plugin loaded: it
         lands in the replacement, so it is judged against that, and binding there is no finding."""
+        if not isinstance(unit.node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return False
+        init = shared.installed_init.get(callee.sym.path) if callee.mode == CONSTRUCT else None
+        if init is not None:  # `Cls(...)` looks `__init__` up on the class when it runs: however imported
+            return not bind_call(init.signature.params[1:], call)
         installed = shared.installed.get(callee.sym.path) if callee.mode == CALL else None
-        if installed is None or not isinstance(unit.node, ast.FunctionDef | ast.AsyncFunctionDef):
+        if installed is None:
             return False
         late = isinstance(call.func, ast.Attribute) or isinstance(call.func, ast.Name) and call.func.id in local
         return late and not bind_call(installed.signature.params, call)
@@ -238,7 +270,7 @@ class CallsCheck:
                     f"the host class (register_oot); any other implementation rejects it", *finding.details))
             yield finding
         if unpack is not None and callee.mode != CONSTRUCT:
-            arity = return_arity(ctx.host.index, callee.sym, unpack)
+            arity = return_arity(ctx.host.index, callee.sym, unpack, ctx.settings.plain_types)
             if arity is not None and arity != unpack:
                 returns = "a single value" if arity == 1 else f"{arity} values"
                 yield self._finding(shared, UNPACK_ARITY, callee, subject, site, other_sym, params, other_params,

@@ -78,11 +78,14 @@ class HostKindsCheck:
             if owner is None or owner.kind != MODULE:
                 continue
             member = ctx.host.resolver.module_attr(owner.module, patch.name)
-            if member is not None and member.kind == CLASS:
-                yield Finding(FUNCTION_BECAME_CLASS, {"name": patch.target, "label": ctx.host.label}, patch.site,
-                              subject=patch.target, severity=guard_severity(patch.guard),
-                              suggestion="patch the class's methods instead of replacing it with a function",
-                              **ctx.evidence(patch.target, judged=member))
+            if member is None or member.kind != CLASS:
+                continue
+            if member.module != owner.module and ctx.host.only_called(owner.module, patch.name):
+                continue  # an imported class the module only calls: the factory serves it (and no other module)
+            yield Finding(FUNCTION_BECAME_CLASS, {"name": patch.target, "label": ctx.host.label}, patch.site,
+                          subject=patch.target, severity=guard_severity(patch.guard),
+                          suggestion="patch the class's methods instead of replacing it with a function",
+                          **ctx.evidence(patch.target, judged=member))
 
     def _env_flags(self, ctx: ScanContext) -> Iterator[Finding]:
         modules = ctx.host.env_modules
@@ -108,7 +111,7 @@ class HostKindsCheck:
                               old=defined.old, new=defined.new)
 
     def _env_sets(self, ctx: ScanContext, facts: PluginUses) -> Iterator[Finding]:
-        prefix = ctx.settings.host.upper() + "_"
+        prefix = ctx.settings.flag_prefix  # the host's own flags (host profile `flag-prefix`)
         for module, unit, node, var, value in facts.env_sets:
             if not var.startswith(prefix) or ctx.host.reads_env(var) or not ctx.other.reads_env(var):
                 continue

@@ -80,9 +80,14 @@ class ReplacedCallersCheck:
         details.append(f"plugin: def {render_params(patch.name, repl)} (as callers see it)")
         args = {"name": name, "base": patch.target, "label": ctx.host.label, "count": len(sites),
                 "given": max(s[1] for s in sites), "accepted": sites[0][2]}
-        main = next((loc for (site, _, _), loc in zip(sites, where, strict=True) if not _optional(ctx, site)), None)
+        main = next((loc for (site, _, _), loc in zip(sites, where, strict=True)
+                     if not _optional(ctx, site) and not _overridden(ctx, site)), None)
+        overriding = sorted({o for site, _, _ in sites if (o := _overridden(ctx, site))})
         if main is not None:
             details.append(f"error: raises on the main path, {main.cited()}")
+        elif overriding:
+            details.append(f"warning: the host methods calling it are overridden by the plugin's "
+                           f"{', '.join(f'`{o}`' for o in overriding)}, whose instances never run them")
         else:
             details.append("warning: only host code for some models or features calls it (setting "
                            "`optional-paths`)")
@@ -115,6 +120,19 @@ def _optional(ctx: ScanContext, site: CallSite) -> bool:
     # built by one or two model- or feature-specific modules only (a class every model builds is main path)
     return 0 < len({b.module for b in built}) <= _RARE_BUILDERS and len(built) <= _RARE_BUILDERS * 2 \
         and all(_under(b.module, prefixes) for b in built)
+
+
+def _overridden(ctx: ScanContext, site: CallSite) -> str:
+    """The plugin subclass ("Cls.method") of the host class holding `site` that overrides the host
+    method making the call ('' when none does): the plugin's own instances never run that code."""
+    owner, _, method = site.unit.rpartition(".")
+    if not owner:
+        return ""
+    held = f"{site.module}.{owner}"
+    for (module, cls), base in sorted(ctx.facts.plugin_typing(ctx.host).subclass_bases.items()):
+        if held in {s.path for s in ctx.host.resolver.mro(base)} and ctx.facts.plugin_defines(module, cls, method):
+            return f"{cls}.{method}"
+    return ""
 
 
 def _evidence(ctx: ScanContext, patch: Patch, base: Symbol) -> dict[str, Location | None]:

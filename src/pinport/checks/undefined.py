@@ -257,10 +257,23 @@ class UndefinedCheck:
                 if self._given_elsewhere(ctx, unit, owners, attr):  # type: ignore[arg-type]
                     continue
                 cls = owners[0].path.rpartition(".")[2]  # type: ignore[union-attr]
+                node, guard = self._first_read(ctx, unit, nodes)
                 yield Finding(UNDEFINED_MEMBER, {"name": attr, "cls": cls, "label": ctx.host.label},
-                              ctx.plugin_site(unit.module, unit.qualname, nodes[0]),
-                              subject=f"{unit.owners[0]}.{attr}",
+                              ctx.plugin_site(unit.module, unit.qualname, node),
+                              subject=f"{unit.owners[0]}.{attr}", severity=Severity.WARNING if guard else None,
+                              details=(f"every read runs only behind {guard}",) if guard else (),
                               suggestion=f"define `{attr}` in the plugin, or remove the code path that uses it")
+
+    @staticmethod
+    def _first_read(ctx: ScanContext, unit: HostMethod, nodes: list[ast.Attribute]) -> tuple[ast.Attribute, str]:
+        """The first read no host-version test guards, or (every read is guarded: code for another host
+        version, `if vllm_version_is("0.29.0"): self.x`) the first read and why it is guarded."""
+        found = next((u for u in ctx.facts.plugin_units(unit.module) if u.node is unit.node), None)
+        if found is None:
+            return nodes[0], ""
+        walk = ctx.facts.plugin_unit_walk(unit.module, found)
+        guards = [g if "version" in (g := walk.guard_at(n.lineno)) else "" for n in nodes]
+        return next(((n, "") for n, g in zip(nodes, guards, strict=True) if not g), (nodes[0], guards[0]))
 
     @staticmethod
     def _given_elsewhere(ctx: ScanContext, unit: HostMethod, owners: list[Symbol], attr: str) -> bool:

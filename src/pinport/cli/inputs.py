@@ -128,10 +128,10 @@ def resolve_inputs(*, plugin_spec: str | None, old_spec: str | None, new_spec: s
 def _in_plugin_checkout(host: str | None) -> bool:
     here = Path.cwd()
     try:
-        host = host or load_settings(here).host
+        settings = load_settings(here, {"host": host} if host else None)
     except ConfigError:  # a broken pyproject.toml here is not a plugin checkout to scan
         return False
-    return is_plugin_checkout(here, host)
+    return is_plugin_checkout(here, settings)
 
 
 def _listing(root: Path) -> list[str]:

@@ -91,6 +91,14 @@ class GateResult:
 
 
 # -- the plugin's bootstrap ----------------------------------------------------------------------
+def gate_entry_point(settings: Settings, project_root: Path | None) -> str:
+    """What the gate runs to bootstrap the plugin: the `entry-point` setting, else the plugin's entry
+    point in `entry-point-group`, else in the host's general plugins' group (the first of the host
+    profile's `plugin-groups`); '' when there is none."""
+    group = settings.gate.entry_point_group or next(iter(settings.plugin_groups), "")
+    return settings.gate.entry_point or (find_entry_point(project_root, group) if group else "")
+
+
 def find_entry_point(project_root: Path | None, group: str) -> str:
     """The plugin's registered function in `group` ("module:function"), read from its metadata files."""
     if project_root is None:
@@ -184,11 +192,11 @@ def _assigned_name(line: str) -> str:
     return value.id if isinstance(value, ast.Name) else ""
 
 
-def _selection_jobs(static: ScanResult | None, host: str) -> list[dict]:
-    """The selection sites the bypass check found at NEW, to evaluate against the environment."""
+def _selection_jobs(static: ScanResult | None, prefix: str) -> list[dict]:
+    """The selection sites the bypass check found at NEW, to evaluate against the environment (with
+    the host's flags, spelt `prefix`, the switch reads)."""
     if static is None:
         return []
-    prefix = f"{host.upper()}_"
     jobs = []
     for f in static.findings:
         if f.kind.check != "bypass" or f.new is None or not f.new.path.endswith(".py"):
@@ -261,13 +269,12 @@ def run_gate(plugin_root: Path, env: GateEnv, settings: Settings, plugin: Plugin
     label = new_label or f"{settings.host_dist} {env.host_version}"
     steps: list[GateStep] = []
     sub_env = _subprocess_env(settings)
-    entry = settings.gate.entry_point or find_entry_point(project_root, settings.gate.entry_point_group
-                                                              or f"{settings.host}.general_plugins")
+    entry = gate_entry_point(settings, project_root)
     patches = _applied_patches(plugin)
     job = {"plugin_root": str(plugin_root), "package": plugin.package, "modules": plugin.modules,
            "host": settings.host, "env_module": settings.env_module, "env": dict(settings.gate.env), "stub": list(settings.gate.stub),
            "entry_point": entry, "apply": list(settings.gate.apply), "patches": [_patch_job(i, p) for i, p in enumerate(patches)],
-           "selections": _selection_jobs(static, settings.host)}
+           "selections": _selection_jobs(static, settings.flag_prefix)}
     log(f"gate: importing {len(plugin.modules)} plugin modules with {env.python}")
     result, tail = _run_json([str(env.python), str(_HERE / "runner.py")], job, settings.gate.timeout,
                              project_root, sub_env)

@@ -161,6 +161,23 @@ class HostView:
         text = "\n".join(self.index.lines(cls.module)[info.line - 1:info.end_line])
         return f"super().{method}(" in text or re.search(rf"super\([^)]*\)\.{re.escape(method)}\(", text) is not None
 
+    def only_called(self, module: str, name: str) -> bool:
+        """Whether every use of the global `name` in `module` calls it (`Name(...)`, or an annotation,
+        which is not evaluated there): a factory function standing in for that class works the same."""
+        def build() -> bool:
+            tree = self.index.parsed(module)
+            if tree is None:
+                return False
+            calls, annotated = set(), set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call):
+                    calls.add(id(node.func))
+                for part in _annotations(node):
+                    annotated.update(id(n) for n in ast.walk(part))
+            uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+            return bool(uses) and all(id(n) in calls or id(n) in annotated for n in uses)
+        return self.memo(("only-called", module, name), build)
+
     # -- related classes ---------------------------------------------------------------------------
     def related_modules(self, prefix: str) -> list[str]:
         """Modules where classes related to one in package `prefix` are looked for: it and its sub-packages."""
@@ -382,3 +399,13 @@ def parameter_stores(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -
                 found.add(sub.args[1].value)
     return found
 
+
+def _annotations(node: ast.AST) -> list[ast.AST]:
+    """The annotation expressions a node carries (of a variable, a parameter, a return)."""
+    if isinstance(node, ast.AnnAssign):
+        return [node.annotation]
+    if isinstance(node, ast.arg):
+        return [node.annotation] if node.annotation is not None else []
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return [node.returns] if node.returns is not None else []
+    return []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from .binding import BOUND, CALL, CONSTRUCT, DATACLASS_DECORATORS, UNBOUND, Callee
@@ -19,8 +19,8 @@ from .resolve import CLASS, EXTERNAL, FUNCTION, INSTANCE_ATTR, METHOD, MODULE, R
 from .summary import ClassAttr, ClassInfo, FunctionInfo, InstanceAttr
 from .units import Unit, UnitWalk, decorator_name, local_imports, source_lines
 
-_NON_TUPLE = {"int", "float", "bool", "None", "torch.Tensor", "Tensor", "np.ndarray", "numpy.ndarray",
-              "npt.NDArray", "NDArray", "torch.device", "torch.dtype", "dict", "Dict"}
+# single values by their declared type (the host's own, `torch.Tensor` for vLLM, come from its profile)
+_NON_TUPLE = {"int", "float", "bool", "None", "np.ndarray", "numpy.ndarray", "npt.NDArray", "NDArray", "dict", "Dict"}
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
@@ -57,8 +57,9 @@ def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
-def annotation_arity(text: str | None) -> int | None:
-    """How many values a declared return type unpacks into: n for tuple[..n..], 1 for plain values."""
+def annotation_arity(text: str | None, plain: Iterable[str] = ()) -> int | None:
+    """How many values a declared return type unpacks into: n for tuple[..n..], 1 for plain values
+    (builtins, arrays, and the host's `plain` type names: setting `plain-types`)."""
     if not text:
         return None
     text = text.strip().strip("'\"")
@@ -72,7 +73,8 @@ def annotation_arity(text: str | None) -> int | None:
             if "..." in inner or inner.strip() in ("", "()"):
                 return None
             return len(_split_top(inner, ","))
-    return 1 if text.split("[", 1)[0] in _NON_TUPLE else None
+    base = text.split("[", 1)[0]
+    return 1 if base in _NON_TUPLE or base in plain else None
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -89,7 +91,7 @@ def _split_top(text: str, sep: str) -> list[str]:
     return parts
 
 
-def return_arity(index: CodeIndex, sym: Symbol, expected: int | None = None) -> int | None:
+def return_arity(index: CodeIndex, sym: Symbol, expected: int | None = None, plain: Iterable[str] = ()) -> int | None:
     """How many values every `return` of a host function gives (1 = not a tuple); None if unsure.
 
     With `expected` (what the caller unpacks), a return annotation that agrees settles it
@@ -98,12 +100,13 @@ def return_arity(index: CodeIndex, sym: Symbol, expected: int | None = None) -> 
     fn = sym.obj
     if not isinstance(fn, FunctionInfo) or not sym.module:
         return None
-    if expected is not None and annotation_arity(fn.signature.returns) == expected:
+    plain = frozenset(plain)
+    if expected is not None and annotation_arity(fn.signature.returns, plain) == expected:
         return expected  # the declared type agrees with the caller: no need to parse the body
     node = function_node(index, sym.module, fn.line)
     if node is None:
         return None
-    declared = annotation_arity(ast.unparse(node.returns)) if node.returns is not None else None
+    declared = annotation_arity(ast.unparse(node.returns), plain) if node.returns is not None else None
     arities: set[int] = set()
     returns = 0
     locals_ = _tuple_locals(node)
@@ -223,6 +226,7 @@ class Inference:
         self.self_attrs = self_attrs or {}
         self.masked = masked or (lambda _cls, _name: False)
         self.super_mro = tuple(super_mro)
+        self.nested_supers: frozenset[int] = frozenset()  # `super()` of a class nested in the body: not ours
         self._depth = 0  # attribute chains followed through constructor assignments (a cycle guard)
 
     def annotation(self, text: str | None, lookup: Lookup | None = None) -> Typed | None:
@@ -334,7 +338,7 @@ class Inference:
         if not isinstance(func, ast.Attribute):
             return None
         if _is_super(func.value):
-            return self._super_callee(func.attr)
+            return None if id(func.value) in self.nested_supers else self._super_callee(func.attr)
         base = self.infer(func.value)
         if base is None:
             return None
@@ -371,6 +375,7 @@ class Inference:
     def bind_locals(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, facts: UnitWalk,
                     self_type: Typed | None) -> None:
         """Fill `env` from one def: `self`/`cls`, annotated parameters, then agreeing assignments."""
+        self.nested_supers = facts.nested_supers
         args = [*fn.args.posonlyargs, *fn.args.args]
         decorators = {decorator_name(d) for d in fn.decorator_list}
         first = args[0].arg if args and "staticmethod" not in decorators else None

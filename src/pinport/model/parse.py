@@ -39,9 +39,12 @@ def _bracketed(depth: int) -> str:
 
 
 _SELF_ASSIGN = re.compile(rf"self\.([A-Za-z_]\w*)[ \t]*(:(?:[^=\n\[(]|{_bracketed(3)})*)?=(?!=)(?=[ \t]*(.*))")
-_SELF_TUPLE = re.compile(r"^[ \t]*\(?((?:self\.\w+[ \t]*,[ \t]*)+self\.\w+)[ \t]*\)?[ \t]*=(?!=)[ \t]*(.*)",
+# `self.a, self.b = f()`, also mixed with other targets: `self.groups, self.support, _ = init(...)`
+_TARGET = r"\*?[A-Za-z_][\w.]*"
+_SELF_TUPLE = re.compile(rf"^[ \t]*\(?((?:{_TARGET}[ \t]*,[ \t]*)+{_TARGET})([ \t]*,?[ \t]*\)?[ \t]*)=(?!=)[ \t]*(.*)",
                          re.MULTILINE)
-_SELF_TUPLE_HINT = re.compile(r"self\.\w+[ \t]*,[ \t]*self\.")
+_SELF_TUPLE_HINT = re.compile(r"self\.\w+[ \t]*,|,[ \t]*\*?self\.")
+_SELF_TARGET = re.compile(r"\*?self\.(\w+)")
 _GLOBAL = re.compile(r"^[ \t]+global[ \t]+([\w, \t]+)$", re.MULTILINE)
 _EXPR_LIMIT = 160
 # What one file may cost: `ast` holds about 200 bytes per source byte (a 5 MB module takes over
@@ -396,8 +399,11 @@ def _self_assignments(text: str) -> list[tuple[int, str, str]]:
     if _SELF_TUPLE_HINT.search(text):
         known = {(line, name) for line, name, _ in hits}  # the last element also matches one by one
         for line, m in _with_lines(text, _SELF_TUPLE.finditer(text)):
-            hits.extend((line, name, m.group(2)[:_EXPR_LIMIT]) for name in
-                        (part.strip()[5:] for part in m.group(1).split(",")) if (line, name) not in known)
+            parts = [_SELF_TARGET.fullmatch(part.strip()) for part in m.group(1).split(",")]
+            if not all(parts) and m.group(2)[-1:] not in (" ", "\t"):
+                continue  # `f(\n    self.x, y=2)`: a keyword argument, not a mixed tuple target (`self.x, y = ...`)
+            names = (t.group(1) for t in parts if t)
+            hits.extend((line, name, m.group(3)[:_EXPR_LIMIT]) for name in names if (line, name) not in known)
         hits.sort()
     return hits
 

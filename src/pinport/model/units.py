@@ -89,6 +89,7 @@ class UnitWalk(NamedTuple):
     shadowed: frozenset[str]  # nested parameters, except-handler names: never typed
     unpacked: dict[int, int]  # id(call) -> names in `a, b = call(...)`
     guarded: tuple[tuple[int, int, str], ...] = ()  # (first, last line, why): version tests, try/except TypeError
+    nested_supers: frozenset[int] = frozenset()  # id() of `super()` calls in a class defined inside the unit
 
     def guard_at(self, line: int) -> str:
         """Why code at this line may run only on some host versions ('' when nothing guards it)."""
@@ -111,7 +112,7 @@ def walk_unit(index: CodeIndex, module: str, unit: Unit) -> UnitWalk:
 
 _WALKED = frozenset({ast.Call, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.withitem,
                      ast.NamedExpr, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                     ast.ExceptHandler, ast.If, ast.IfExp, ast.Try})  # the node types `_walk_unit` looks at
+                     ast.ExceptHandler, ast.If, ast.IfExp, ast.Try, ast.ClassDef})  # the node types `_walk_unit` looks at
 
 
 def _walk_unit(unit: Unit) -> UnitWalk:
@@ -121,6 +122,7 @@ def _walk_unit(unit: Unit) -> UnitWalk:
     shadowed: set[str] = set()
     unpacked: dict[int, int] = {}
     guarded: list[tuple[int, int, str]] = []
+    nested_supers: set[int] = set()
     stack: list[ast.AST] = list(unit.body)
     while stack:
         n = stack.pop()
@@ -150,6 +152,9 @@ def _walk_unit(unit: Unit) -> UnitWalk:
                                             n.args.vararg, n.args.kwarg) if a is not None)
         elif isinstance(n, ast.ExceptHandler) and n.name:
             shadowed.add(n.name)
+        elif isinstance(n, ast.ClassDef):  # its methods' `super()` looks in its own bases, not the unit's class
+            nested_supers.update(id(c) for c in ast.walk(n) if isinstance(c, ast.Call) and isinstance(
+                c.func, ast.Name) and c.func.id == "super")
         if isinstance(n, ast.If | ast.IfExp) and _mentions_version(n.test):
             guarded.append((n.lineno, n.end_lineno or n.lineno, "a version test"))
         elif isinstance(n, ast.Try) and n.body and any(_catches_type_error(h) for h in n.handlers):
@@ -158,7 +163,7 @@ def _walk_unit(unit: Unit) -> UnitWalk:
     imports.sort(key=lambda i: i.lineno)
     assigned.sort(key=lambda a: (a[0], a[1]))
     return UnitWalk(tuple(calls), tuple(imports), tuple(assigned), frozenset(shadowed), unpacked,
-                     tuple(sorted(guarded)))
+                     tuple(sorted(guarded)), frozenset(nested_supers))
 
 
 def _mentions_version(test: ast.AST) -> bool:

@@ -2,8 +2,8 @@
 
 Read from the project's own files, never run: `[project.entry-points]` in pyproject.toml, the
 `entry_points` argument of `setup()` in setup.py (parsed), `[options.entry_points]` in setup.cfg,
-and a wheel's `entry_points.txt`. The host's plugin groups are `<host>.general_plugins` and
-`<host>.platform_plugins`, plus any the settings name.
+and a wheel's `entry_points.txt`. The host's plugin groups come from its host profile
+(`plugin-groups`: `vllm.general_plugins`, `vllm.platform_plugins`), plus any the settings name.
 """
 
 from __future__ import annotations
@@ -111,7 +111,8 @@ def read_entry_points(root: Path) -> list[EntryPoint]:
 
 
 def host_groups(settings: Settings) -> tuple[str, ...]:
-    return (f"{settings.host}.general_plugins", f"{settings.host}.platform_plugins", *settings.entry_point_groups)
+    """The entry-point groups that name the host's plugins: the host profile's, then the plugin's own."""
+    return (*settings.plugin_groups, *settings.entry_point_groups)
 
 
 def host_entry_points(root: Path | None, settings: Settings) -> list[EntryPoint]:
@@ -121,9 +122,10 @@ def host_entry_points(root: Path | None, settings: Settings) -> list[EntryPoint]
     return [e for e in read_entry_points(root) if e.group in groups]
 
 
-def is_plugin_checkout(directory: Path, host: str = "vllm") -> bool:
-    """A project whose build files declare a `<host>` plugin entry point or require the host."""
-    groups = (f"{host}.general_plugins", f"{host}.platform_plugins")
+def is_plugin_checkout(directory: Path, settings: Settings) -> bool:
+    """A project whose build files declare one of the host's plugin entry points or require the host."""
+    groups = host_groups(settings)
+    host = settings.host
     if any(e.group in groups for e in read_entry_points(directory)):
         return True
     if not any((directory / f).is_file() for f in ("pyproject.toml", "setup.py", "setup.cfg")):

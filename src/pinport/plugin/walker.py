@@ -51,6 +51,7 @@ class SurfaceWalker(ast.NodeVisitor):
         self.units: list[str] = []
         self.kinds: list[str] = []  # "class" or "function", parallel to units
         self.scopes: list[dict[str, str | None]] = []  # function scopes: name -> path (None = local value)
+        self.aliases: set[tuple[int, str]] = set()  # (id(scope), name): a local `cls = mod.Host`, for patches only
         self.guards: list[Guard] = []
         self.functions: dict[str, FunctionInfo] = {}  # plugin functions by qualified name
         self.oot_helpers: dict[str, tuple[int, int]] = {}  # helper -> (host param, plugin param) positions
@@ -80,19 +81,20 @@ class SurfaceWalker(ast.NodeVisitor):
                 return g
         return Guard.NONE
 
-    def name_path(self, name: str) -> str | None:
+    def name_path(self, name: str, aliases: bool = False) -> str | None:
         for scope in reversed(self.scopes):
             if name in scope:
-                return scope[name]
+                return scope[name] if aliases or (id(scope), name) not in self.aliases else None
         return self.names.binding_path(self.module, name)
 
-    def host_path(self, node: ast.AST) -> str | None:
-        """The host dotted path an expression denotes, when it is a name chain rooted in the host."""
+    def host_path(self, node: ast.AST, aliases: bool = False) -> str | None:
+        """The host dotted path an expression denotes, when it is a name chain rooted in the host (with
+        `aliases`, also through a local alias: `cls = mod.Host; cls.x = fn` patches `Host.x`)."""
         expr = dotted(node)
         if not expr or isinstance(node, ast.Call | ast.Subscript):
             return None
         head, _, rest = expr.partition(".")
-        base = self.name_path(head)
+        base = self.name_path(head, aliases)
         if base is None or not self.names.is_host(base):
             return None
         return f"{base}.{rest}" if rest else base
@@ -187,7 +189,9 @@ class SurfaceWalker(ast.NodeVisitor):
                                                    *filter(None, (args.vararg, args.kwarg)))})
         for stmt in node.body:
             self.visit(stmt)
-        self.scopes.pop()
+        closed = id(self.scopes.pop())
+        if self.aliases:
+            self.aliases = {a for a in self.aliases if a[0] != closed}
         self.units.pop()
         self.kinds.pop()
 
@@ -278,12 +282,19 @@ class SurfaceWalker(ast.NodeVisitor):
             if isinstance(target, ast.Subscript):
                 self._env_entry(node, target.value, [target.slice])
             if isinstance(target, ast.Attribute) and not self._in_class_body():
-                owner = self.host_path(target.value)
+                owner = self.host_path(target.value, aliases=True)
                 if owner:
                     self._assignment(node, owner, target.attr, node.value)
             elif isinstance(target, ast.Name):
-                if self.scopes:
-                    self.scopes[-1][target.id] = None
+                if self.scopes:  # a local alias of a host object (`cls = mod.Host`) names it for patches only
+                    scope = self.scopes[-1]
+                    path = self.host_path(node.value, aliases=True) if isinstance(
+                        node.value, ast.Attribute | ast.Name) and len(node.targets) == 1 else None
+                    scope[target.id] = path
+                    if path:
+                        self.aliases.add((id(scope), target.id))
+                    else:
+                        self.aliases.discard((id(scope), target.id))
                 elif isinstance(node.value, ast.Attribute) and not self.units:
                     kept = self.host_path(node.value)
                     if kept:
