@@ -1,5 +1,7 @@
 """ScanFacts: the shared facts several checks read, asserted through the findings they decide."""
 
+import pytest
+
 from harness import expect, only, run_scan
 from pinport.checks.instance_attributes import AttributesCheck
 from pinport.checks.mirrors import MirrorsCheck
@@ -162,3 +164,37 @@ def test_a_stored_fact_is_built_once_across_runs_under_its_trees_contents_and_se
     assert facts(cached=None).stored_key("test-fact", again.old) == ""
     cache.put_many([(key, b'[["only", "two"]]')])
     assert facts().stored("test-fact", list[CopiedLine], build, again.old, again.new) == [line] and built == [1, 1]
+
+
+@pytest.mark.parametrize(("caller", "reached"), [("r.step(1, b=2)", True), ("r.step(1)", False)])
+def test_an_overrides_reach_is_judged_once_across_runs(tmp_path, monkeypatch, caller, reached):
+    """Whether host code can call an override in a way it rejects (`ScanFacts.override_reached`) is
+    kept in the index cache: a second scan of the same trees reads the verdict instead of walking
+    the host again; without a cache it is judged on every scan."""
+    import pinport.facts as facts_mod
+    from harness import HOST, PLUGIN, SYNTHETIC, inline_tree
+    from pinport.config import Settings
+    from pinport.model.index import IndexCache
+    from pinport.scan import load_models
+
+    settings = Settings(host=HOST, plugin_package=PLUGIN, pin_sources=(), **SYNTHETIC)
+    old = inline_tree(tmp_path / "old", HOST, "host 1.0", {"host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"})
+    new = inline_tree(tmp_path / "new", HOST, "host 2.0", {"host/runner.py": (
+        "class Runner:\n    def step(self, a, b=None):\n        pass\n\n\ndef drive(r: Runner):\n    " + caller + "\n")})
+    plugin = inline_tree(tmp_path / "plugin", PLUGIN, "plugin", {
+        "plug/mod.py": "from host.runner import Runner\n\n\nclass Mine(Runner):\n    def step(self, a):\n        pass\n"})
+    cache = IndexCache(tmp_path / "index.sqlite")
+    judged: list[bool] = []
+    real = facts_mod.override_reached
+    monkeypatch.setattr(facts_mod, "override_reached", lambda *a, **k: judged.append(verdict := real(*a, **k)) or verdict)
+
+    def verdict(cached):
+        models = load_models(plugin, old, new, settings, cache=cached)
+        models.index_cache = cached
+        facts = models.facts(settings)
+        patch = next(p for p in facts.plugin.surface.patches if p.name == "step")
+        return facts.override_reached(facts.new, patch)
+
+    assert verdict(cache) is reached and judged == [reached]
+    assert verdict(cache) is reached and judged == [reached]  # read back, not judged again
+    assert verdict(None) is reached and judged == [reached, reached]

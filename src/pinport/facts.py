@@ -324,8 +324,13 @@ class ScanFacts:
         """Whether `view`'s code may call an ordinary subclass's override in a way it cannot accept
         (see `plugin.callers.override_reached`): a mismatch nothing in the host can trip is context."""
         key = ("override-reached", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
-        return self.keep(key, lambda: override_reached(view, patch, self.replaced_units(view),
-                                                       self.settings.called_implicitly, lambda: self.lineage(patch)))
+
+        def build() -> bool:
+            return override_reached(view, patch, self.replaced_units(view), self.settings.called_implicitly,
+                                    lambda: self.lineage(patch))
+        # kept across runs: walking host modules for the ways a call can reach the class is most of a warm scan
+        name = f"override-reached-1:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:{patch.target}"
+        return self.keep(key, lambda: self.stored(name, bool, build, view))
 
     def lineage(self, patch: Patch) -> Lineage | None:
         """Where host code can meet instances of the plugin class an override belongs to (see
