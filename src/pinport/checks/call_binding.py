@@ -33,7 +33,7 @@ from ..model.binding import (
 )
 from ..model.callsites import iter_call_sites, modules_mentioning
 from ..model.inference import Inference, Lookup, Typed, return_arity
-from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Symbol
+from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import ClassInfo, FunctionInfo, Param
 from ..model.units import Unit, local_imports
 from ..plugin.records import PatchKind
@@ -116,12 +116,8 @@ class _Context:
         for replaced, plugin_cls in self.replacements:
             if owner not in {c.path for c in self.ctx.host.resolver.mro(replaced)}:
                 continue
-            method = resolver.resolve(f"{plugin_cls}.{name}")
-            if method is None or method.kind != METHOD or not method.path.startswith(plugin_cls + "."):
-                continue
-            params = callee_params(resolver, Callee(method, BOUND, method.path))
-            if params is not None and not bind_call(params, call):
-                return f"{plugin_cls.rpartition('.')[2]}.{name}"
+            if taker := _own_method_taking(resolver, plugin_cls, name, call):
+                return taker
         return ""
 
     def subclass_binding(self, call: ast.Call, module: str, unit: Unit) -> str:
@@ -134,12 +130,8 @@ class _Context:
             return ""
         resolver = self.ctx.facts.plugin_resolver
         for sub in self.ctx.facts.plugin_subclasses.get(f"{module}.{unit.cls}", ()):
-            method = resolver.resolve(f"{sub}.{func.attr}")
-            if method is None or method.kind != METHOD or not method.path.startswith(sub + "."):
-                continue
-            params = callee_params(resolver, Callee(method, BOUND, method.path))
-            if params is not None and not bind_call(params, call):
-                return f"{sub.rpartition('.')[2]}.{func.attr}"
+            if taker := _own_method_taking(resolver, sub, func.attr, call):
+                return taker
         return ""
 
     def masked(self, cls: Symbol, name: str) -> bool:
@@ -407,3 +399,12 @@ def _defined_at(view: HostView, sym: Symbol | None, params: tuple[Param, ...] | 
             return view.location(init, snippet=f"def __init__ of {render_params(short, params)}")
         return view.location(sym, snippet=f"class {render_params(short, params)}")
     return view.location(sym, snippet=f"def {render_params(short, params)}")
+
+
+def _own_method_taking(resolver: Resolver, cls: str, name: str, call: ast.Call) -> str:
+    """"Cls.name" when plugin class `cls` defines `name` itself and that method binds `call`, else ""."""
+    method = resolver.resolve(f"{cls}.{name}")
+    if method is None or method.kind != METHOD or not method.path.startswith(cls + "."):
+        return ""
+    params = callee_params(resolver, Callee(method, BOUND, method.path))
+    return f"{cls.rpartition('.')[2]}.{name}" if params is not None and not bind_call(params, call) else ""
