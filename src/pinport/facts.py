@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import cached_property
@@ -218,6 +219,19 @@ class ScanFacts:
                         out.append((site, held.attr, param))
         return tuple(out)
 
+    def confirmed_by(self, view: HostView, patch: Patch) -> tuple[tuple[str, int, str, str], ...]:
+        """(host module, line, attribute, parameter that fails) of each of `confirming_sites`, kept across
+        runs: finding them parses every host module calling the method (most of a warm vllm-ascend
+        signatures check)."""
+        if patch.kind is not PatchKind.OVERRIDE or not patch.via:
+            return ()
+        key = ("confirmed-by", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
+        name = f"confirming-sites-1:{patch.plugin_module}:{patch.site.line}:{patch.via}:{patch.owner}:{patch.name}"
+
+        def build() -> tuple[tuple[str, int, str, str], ...]:
+            return tuple((site.module, site.line, attr, param) for site, attr, param in self.confirming_sites(view, patch))
+        return self.keep(key, lambda: self.stored(name, tuple[tuple[str, int, str, str], ...], build, view))
+
     def self_use(self, method: HostMethod) -> SelfUse:
         return self_use(self.uses, method)
 
@@ -293,8 +307,12 @@ class ScanFacts:
     @cached_property
     def unused_fork_classes(self) -> frozenset[tuple[str, str]]:
         """(module, class) of the classes in forked files that no plugin code hands on: the host
-        never calls them, so their overrides are not judged one by one."""
-        return unreached_classes(self.plugin, {f.plugin_module for f in self.copies.forks})
+        never calls them, so their overrides are not judged one by one. Kept across runs: walking
+        every plugin module that spells a forked class was a third of a warm vllm-ascend scan."""
+        modules = sorted({f.plugin_module for f in self.copies.forks})
+        name = "unused-fork-classes-1:" + hashlib.blake2b("\0".join(modules).encode(), digest_size=16).hexdigest()
+        found = self.stored(name, list[tuple[str, str]], lambda: sorted(unreached_classes(self.plugin, set(modules))))
+        return frozenset(found)
 
     # -- the plugin against one host version -------------------------------------------------------
     def provided_by_plugin(self, view: HostView, owner: Symbol) -> frozenset[str]:

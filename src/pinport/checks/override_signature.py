@@ -167,13 +167,13 @@ class SignaturesCheck:
         def finding(kind: Kind, suggestion: str, severity: Severity | None = None, **args: str) -> Finding:
             level = severity or kind.severity
             details = notes
-            confirmed = [(site, attr) for site, attr, param in ctx.facts.confirming_sites(ctx.host, patch)
+            confirmed = [(module, line, attr) for module, line, attr, param in ctx.facts.confirmed_by(ctx.host, patch)
                          if param == args.get("param")] if cap is not None and kind.severity is Severity.ERROR else []
             if confirmed:  # the host calls it through an attribute holding the plugin's class: it fails there
                 level = Severity.ERROR
-                details = notes + tuple(f"confirmed by {ctx.host.index.paths[site.module]}:{site.line}, which calls "
+                details = notes + tuple(f"confirmed by {ctx.host.index.paths[module]}:{line}, which calls "
                                         f"it through `self.{attr}`, set to the plugin's class"
-                                        for site, attr in confirmed)
+                                        for module, line, attr in confirmed)
             elif cap is not None and level.rank <= cap.rank and not ctx.facts.override_reached(ctx.host, patch):
                 level = Severity.INFO  # only the plugin calls it, or every host call binds to the override
                 details = notes + ((f"only plugin code builds `{patch.via}`: no call in {label} can reach its "
