@@ -42,6 +42,7 @@ from .plugin.reach import (
     unreached_classes,
 )
 from .plugin.records import Patch, PatchKind
+from .plugin.surface import PluginResolver
 from .plugin.typed import HostCall, PluginTyping, host_calls
 from .plugin.uses import (
     HostMethod,
@@ -236,7 +237,7 @@ class ScanFacts:
     @cached_property
     def plugin_resolver(self) -> Resolver:
         """A resolver over the plugin's own tree (host bases come out EXTERNAL)."""
-        return Resolver(self.plugin.index, self.plugin.packages or self.plugin.package)
+        return PluginResolver(self.plugin.names, self.plugin.packages or self.plugin.package)
 
     @cached_property
     def plugin_subclasses(self) -> dict[str, tuple[str, ...]]:
