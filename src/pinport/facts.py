@@ -27,7 +27,13 @@ from .model.resolve import CLASS, EXTERNAL, INERT_BASES, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.assigned import AssignedAttribute, find_assigned_attributes
-from .plugin.callers import Failure, host_call_failures, override_reached, replaced_units
+from .plugin.callers import (
+    Failure,
+    host_call_failures,
+    instance_calls_reached,
+    override_reached,
+    replaced_units,
+)
 from .plugin.forks import Copies, find_copies, find_copy_sources, stored_copy_sources
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
@@ -331,6 +337,14 @@ class ScanFacts:
         # kept across runs: walking host modules for the ways a call can reach the class is most of a warm scan
         name = f"override-reached-1:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:{patch.target}"
         return self.keep(key, lambda: self.stored(name, bool, build, view))
+
+    def instance_calls_reached(self, view: HostView, patch: Patch) -> bool:
+        """Whether `view`'s code may call an instance of the patched host class in a way the replacement of
+        its implicitly run member rejects (see `plugin.callers.instance_calls_reached`)."""
+        key = ("instance-calls", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
+        name = f"instance-calls-1:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.target}"
+        return self.keep(key, lambda: self.stored(
+            name, bool, lambda: instance_calls_reached(view, patch, self.replaced_units(view)), view))
 
     def lineage(self, patch: Patch) -> Lineage | None:
         """Where host code can meet instances of the plugin class an override belongs to (see

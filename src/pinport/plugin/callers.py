@@ -32,7 +32,7 @@ from ..model.summary import (
     has_var_keyword,
     has_var_positional,
 )
-from ..model.units import Unit, call_name, iter_units, spans, walk_unit
+from ..model.units import Unit, call_name, iter_units, module_units, spans, walk_unit
 from .reach import ClassShape, Lineage
 from .records import Patch, PatchKind
 
@@ -477,3 +477,193 @@ def _enclosing_class(resolver: Resolver, module: str, line: int) -> Symbol | Non
         found, classes = prefix, hit[1].classes
     sym = resolver.resolve(found) if found else None
     return sym if sym is not None and sym.kind == CLASS else None
+
+
+def instance_calls_reached(view: HostView, patch: Patch, replaced: frozenset[str]) -> bool:
+    """Whether host code may call an instance of the patched class, so that the replaced member runs
+    without a call naming it (`self.mlp(x)` -> `Module.__call__` -> `forward`), in a way the
+    replacement rejects.
+
+    False only when the host builds the class (and any host subclass inheriting the member) only
+    as `self.attr = Cls(...)` in methods of host classes, never hands the class on as a value, and
+    every host read of such an attribute is a call that binds to the replacement (`self.mlp(h)`,
+    positionally with the same arity) or reads a member off the instance (`self.mlp.weight`).
+    Reads of `self.attr` in classes unrelated to the holders cannot meet the instance; a read off
+    anything else, a call it rejects, the attribute named as a string or handed on as a value
+    count as reaching. Code in host units the plugin replaces never runs.
+    """
+    owner, base = view.replaced_member(patch.owner, patch.name)
+    if owner is None or owner.kind != CLASS or base is None or base.kind != METHOD:
+        return True
+    repl = replacement_params(patch, owner)
+    if repl is None:
+        return True
+    holders: set[tuple[str, str]] = set()
+    for cls in _inheriting(view, owner, patch.name):
+        stored = _stored_constructions(view, cls, replaced)
+        if stored is None:
+            return True
+        holders |= stored
+    if not holders:
+        return True  # the host never builds it: built some way we cannot see (or by the plugin)
+    index, resolver = view.index, view.resolver
+    holder_mros = {h: {c.path for c in resolver.mro(s)} for h, _ in holders if (s := view.resolve(h)) is not None}
+    for attr in sorted({a for _, a in holders}):
+        if any(_read_by_name(index, m, attr) for q in "\"'" for m in modules_mentioning(index, f"{q}{attr}{q}",
+                                                                                          resolver.top)):
+            return True
+        for module in modules_mentioning(index, f".{attr}", resolver.top):
+            if index.parsed(module) is None:
+                return True
+            names_holder = None
+            for unit in module_units(index, module):
+                if f"{module}.{unit.qualname}" in replaced:
+                    continue
+                inference = None
+                for receiver, use in _attribute_uses(unit, attr):
+                    if use is not None and not (isinstance(use, ast.Call) and bind_call(repl, use) != []):
+                        continue  # a member read off it, or a call it accepts
+                    if receiver is None:  # off the unit's `self`
+                        if _related_to_holders(view, module, unit, holder_mros):
+                            return True
+                        continue  # `self.attr` of a class no holder is, derives from or gives methods to
+                    if inference is None:
+                        inference = host_inference(resolver, module, unit, walk_unit(index, module, unit))
+                    typed = inference.infer(receiver)
+                    if typed is not None and typed.sym is not None and typed.sym.kind == CLASS:
+                        mro = {c.path for c in resolver.mro(typed.sym)}
+                        if any(typed.sym.path in bases or h in mro for h, bases in holder_mros.items()):
+                            return True
+                        continue  # typed as a class no holder can be
+                    if names_holder is None:
+                        names_holder = bool(_holder_names(holder_mros).search(index.source(module)))
+                    if names_holder:
+                        return True  # of unknown type, where the holder is named: it may be one
+    return False
+
+
+def _read_by_name(index: CodeIndex, module: str, attr: str) -> bool:
+    """Whether a host module reads an attribute by its name as a string (`getattr(x, "attr")`,
+    `attrgetter("attr")`): the value then goes where we do not follow."""
+    def build() -> bool:
+        tree = index.parsed(module)
+        return tree is None or any(
+            isinstance(n, ast.Call) and call_name(n) in ("getattr", "attrgetter") and any(
+                isinstance(a, ast.Constant) and a.value == attr for a in n.args) for n in ast.walk(tree))
+    return index.module_memo(module, ("read-by-name", attr), build)
+
+
+def _holder_names(holder_mros: dict[str, set[str]]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(sorted(re.escape(h.rpartition(".")[2]) for h in holder_mros)) + r")\b")
+
+
+def _inheriting(view: HostView, owner: Symbol, name: str) -> list[Symbol]:
+    """The host class and its host subclasses that inherit its member `name` (from the summaries)."""
+    resolver = view.resolver
+    out, todo, seen = [owner], [owner], {owner.path}
+    while todo:
+        short = todo.pop().path.rpartition(".")[2]
+        for module in modules_mentioning(view.index, short, resolver.top):
+            classes = [(module, n, c) for n, c in view.index.modules[module].classes.items()]
+            while classes:
+                prefix, cls_name, info = classes.pop()
+                classes.extend((f"{prefix}.{cls_name}", n, c) for n, c in info.classes.items())
+                if not any(b.rpartition(".")[2] == short for b in info.bases):
+                    continue
+                sym = view.resolve(f"{prefix}.{cls_name}")
+                if sym is None or sym.path in seen or owner.path not in {c.path for c in resolver.mro(sym)}:
+                    continue
+                seen.add(sym.path)
+                if name not in info.methods:
+                    out.append(sym)
+                    todo.append(sym)
+    return out
+
+
+def _stored_constructions(view: HostView, cls: Symbol, replaced: frozenset[str]) -> set[tuple[str, str]] | None:
+    """(holder class path, attribute) of each host construction of `cls`, when every one is stored
+    straight into `self.attr` by a host method; None when one goes anywhere else or the class is
+    handed on as a value."""
+    index, resolver = view.index, view.resolver
+    short = cls.path.rpartition(".")[2]
+    word = re.compile(rf"\b{re.escape(short)}\b")
+    out: set[tuple[str, str]] = set()
+    for module in modules_mentioning(index, short, resolver.top):
+        if not word.search(index.source(module)):
+            continue
+        tree = index.parsed(module)
+        if tree is None or index.module_memo(module, ("class-as-value", short), lambda t=tree: _class_as_value(t, short)):
+            return None
+        lines = text_lines(index, module, f"{short}(")
+        for unit in module_units(index, module):
+            if not any(spans(unit, line) for line in lines) or f"{module}.{unit.qualname}" in replaced:
+                continue
+            walk = walk_unit(index, module, unit)
+            calls = [c for c in walk.calls if call_name(c) == short]
+            inference = host_inference(resolver, module, unit, walk) if calls else None
+            stores = _self_stores(unit)
+            for call in calls:
+                callee = inference.callee(call.func) if inference is not None else None
+                if callee is not None and callee.sym.path != cls.path:
+                    continue  # another class of that name
+                if id(call) not in stores or not unit.cls:
+                    return None
+                holder = view.resolve(f"{module}.{unit.cls}")
+                out.add((holder.path if holder is not None else f"{module}.{unit.cls}", stores[id(call)]))
+    return out
+
+
+def _self_stores(unit: Unit) -> dict[int, str]:
+    """id(call) -> attribute, for each `self.attr = call(...)` statement of a method."""
+    if not unit.cls or unit.node is None or not unit.node.args.args or _is_static(unit.node):
+        return {}
+    me = unit.node.args.args[0].arg
+    out: dict[int, str] = {}
+    for node in ast.walk(unit.node):
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+            node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me \
+                and isinstance(node.value, ast.Call):
+            out[id(node.value)] = target.attr
+    return out
+
+
+def _attribute_uses(unit: Unit, attr: str) -> list[tuple[ast.expr | None, ast.Call | ast.Attribute | None]]:
+    """Each read of `x.attr` in a unit: (its receiver, None when it is the unit's `self`; its use):
+    the call when it is called, the member read off it (`x.attr.weight`, `isinstance(x.attr, C)`),
+    None when the value goes anywhere else."""
+    me = unit.node.args.args[0].arg if unit.cls and unit.node is not None and unit.node.args.args \
+        and not _is_static(unit.node) else ""
+    out: list[tuple[ast.expr | None, ast.Call | ast.Attribute | None]] = []
+    for root in unit.body:
+        parents: dict[int, ast.AST] = {}
+        for node in ast.walk(root):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+            if not (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load)):
+                continue
+            up = parents.get(id(node))
+            use: ast.Call | ast.Attribute | None = None
+            if isinstance(up, ast.Call) and up.func is node or isinstance(up, ast.Attribute):
+                use = up
+            elif isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id in _INSPECTING:
+                use = node  # looked at, not handed on
+            mine = isinstance(node.value, ast.Name) and node.value.id == me
+            out.append((None if mine else node.value, use))
+    return out
+
+
+def _is_static(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+
+
+_INSPECTING = ("isinstance", "issubclass", "hasattr", "getattr", "callable", "type")
+
+
+def _related_to_holders(view: HostView, module: str, unit: Unit, holder_mros: dict[str, set[str]]) -> bool:
+    """Whether `self` in a host unit may be a holder: the unit's class is a holder's class, base or subclass."""
+    cls = view.resolve(f"{module}.{unit.cls}") if unit.cls else None
+    if cls is None or cls.kind != CLASS:
+        return bool(unit.cls)  # a class we cannot resolve may be one
+    mro = {c.path for c in view.resolver.mro(cls)}
+    return any(cls.path in bases or holder in mro for holder, bases in holder_mros.items())
