@@ -22,7 +22,7 @@ from ..model.callsites import (
 )
 from ..model.host import HostView
 from ..model.index import CodeIndex
-from ..model.inference import host_inference
+from ..model.inference import Inference, host_inference, module_lookup
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import (
     ClassInfo,
@@ -136,7 +136,9 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str],
 
 
 def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], implicit: Iterable[str] = (),
-                     lineage_of: Callable[[], Lineage | None] = lambda: None) -> bool:
+                     lineage_of: Callable[[], Lineage | None] = lambda: None,
+                     runs: Callable[[str, str], bool] = lambda module, unit: True,
+                     plugin_sets: Callable[[str], bool] = lambda attr: True) -> bool:
     """Whether host code may call an ordinary subclass's override in a way it cannot accept.
 
     False only when no host call of the member's name that can reach the plugin's class could
@@ -152,7 +154,9 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     reach the class, and reaching it without naming it (`implicit`: `forward` through
     `Module.__call__`). A constructor counts as reached unless only plugin code builds the class,
     or it is installed in place of host classes every host construction of which binds to it.
-    `lineage_of()` gives where the class's instances can be; it is asked only when needed.
+    `lineage_of()` gives where the class's instances can be; it is asked only when needed. A call
+    that could fail counts only in a host unit that may still run (`runs(module, unit)`: some host
+    path the plugin has not replaced reaches it, `plugin.host_paths.HostPaths`).
     """
     owner, base = view.replaced_member(patch.owner, patch.name)
     name = patch.name
@@ -175,13 +179,25 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     lineage = lineage_of()  # asked only now: the answers above need no walk over the plugin
     meets = _Meeting(view, lineage) if lineage is not None else None
 
-    def reaches(node: ast.expr, callee: Callee | None, module: str, unit: Unit) -> bool:
+    def reaches(node: ast.expr, inference: Inference, module: str, unit: Unit) -> bool:
+        callee = inference.callee(node)
         if callee is not None and callee.sym.path != base.path:
             return False  # another class's member of that name
+        typed = inference.infer(node.value) if callee is None and isinstance(node, ast.Attribute) else None
+        if typed is not None and typed.sym is not None and typed.sym.kind == CLASS and typed.sym.module:
+            # a bare `Cls.name` or `x.name` read off a host class (or its instance) the plugin's instances are not
+            return meets.instance_of(typed.sym.path) if meets is not None else \
+                typed.sym.path in related or owner.path in {c.path for c in resolver.mro(typed.sym)}
         if meets is not None and isinstance(node, ast.Attribute):
             verdict = meets.receiver(node.value, unit, module)
             if verdict is not None:
                 return verdict
+        if callee is None and isinstance(node, ast.Attribute) and unit.cls and _is_own_attribute(node.value, unit) \
+                and not plugin_sets(node.value.attr):  # type: ignore[attr-defined]
+            held = _attribute_classes(view, module, unit.cls, node.value.attr)  # type: ignore[attr-defined]
+            if held is not None:
+                return any(meets.instance_of(c.path) if meets is not None else
+                           c.path in related or owner.path in {x.path for x in resolver.mro(c)} for c in held)
         if callee is None or callee.receiver is None:
             return True  # a receiver of unknown type may be the plugin's instance
         receiver = callee.receiver
@@ -205,9 +221,45 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
             if refs:
                 nodes += [n for n in _bare_references(unit, name) if n.lineno in refs]
             inference = host_inference(resolver, module, unit, walk) if nodes else None
-            if inference is not None and any(reaches(n, inference.callee(n), module, unit) for n in nodes):
+            if inference is not None and any(reaches(n, inference, module, unit) for n in nodes) \
+                    and runs(module, unit.qualname):
                 return True
     return False
+
+
+def _is_own_attribute(node: ast.expr, unit: Unit) -> bool:
+    """`self.attr` in a method (`self` its first parameter)."""
+    me = unit.node.args.args[0].arg if unit.node is not None and unit.node.args.args else ""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and bool(me) and node.value.id == me
+
+
+def _attribute_classes(view: HostView, module: str, cls_name: str, attr: str) -> list[Symbol] | None:
+    """The host classes `self.attr` of a host class can hold, from each assignment to it in the class,
+    its bases and its host subclasses: `None`, a construction (`Cls(...)`), or a function's result
+    typed by its return annotation (`make_kernel(...) -> Kernel`). None when one is anything else."""
+    resolver = view.resolver
+    cls = view.resolve(f"{module}.{cls_name}")
+    if cls is None or cls.kind != CLASS:
+        return None
+    inference = Inference(resolver, module_lookup(resolver, module))
+    out: list[Symbol] = []
+    for owner in (*resolver.mro(cls), *_inheriting(view, cls, "")[1:]):
+        if not isinstance(owner.obj, ClassInfo) or not owner.module:
+            continue
+        lookup = module_lookup(resolver, owner.module)
+        for assigned in owner.obj.instance_attrs.get(attr, ()):
+            expr = assigned.expr.strip()
+            if expr == "None":
+                continue
+            head = re.match(r"([A-Za-z_][\w.]*)\(", expr)
+            sym = inference.dotted(head.group(1), lookup) if head else None
+            if sym is not None and sym.kind == FUNCTION and isinstance(sym.obj, FunctionInfo) and sym.module:
+                typed = inference.annotation(sym.obj.signature.returns, module_lookup(resolver, sym.module))
+                sym = typed.sym if typed is not None else None
+            if sym is None or sym.kind != CLASS:
+                return None
+            out.append(sym)
+    return out
 
 
 class _Meeting:
@@ -389,7 +441,8 @@ def _referenced_bare(tree: ast.Module | None, name: str) -> tuple[int, ...]:
 
 
 def _bare_references(node: ast.AST, name: str) -> list[ast.Attribute]:
-    """The `x.name` reads under `node` (a tree or a unit) that are not calls of it."""
+    """The `x.name` reads under `node` (a tree or a unit) that are not calls of it (nor iterated or
+    subscripted: a method is neither, so such a read is some other member of that name)."""
     called: set[int] = set()
     roots = node.body if isinstance(node, Unit) else [node]
     for root in roots:
@@ -398,6 +451,10 @@ def _bare_references(node: ast.AST, name: str) -> list[ast.Attribute]:
                 called.add(id(n.func))
                 if isinstance(n.func, ast.Name) and n.func.id == "callable":
                     called.update(id(a) for a in n.args)
+            elif isinstance(n, ast.For | ast.AsyncFor | ast.comprehension):
+                called.add(id(n.iter))  # iterated: data, never a method
+            elif isinstance(n, ast.Subscript):
+                called.add(id(n.value))  # subscripted: data, never a method
     return [n for root in roots for n in ast.walk(root) if isinstance(n, ast.Attribute) and n.attr == name
             and isinstance(n.ctx, ast.Load) and id(n) not in called]
 
