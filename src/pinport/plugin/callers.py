@@ -569,12 +569,21 @@ def instance_calls_reached(view: HostView, patch: Patch, replaced: frozenset[str
         if any(_read_by_name(index, m, attr) for q in "\"'" for m in modules_mentioning(index, f"{q}{attr}{q}",
                                                                                           resolver.top)):
             return True
+        reader = re.compile(rf"(\w+)\s*\.{re.escape(attr)}\b")
+        holder_word = _holder_names(holder_mros)
         for module in modules_mentioning(index, f".{attr}", resolver.top):
+            names = bool(holder_word.search(index.source(module)))
+            text = index.lines(module)
+            lines = [line for line in text_lines(index, module, f".{attr}") if names or any(
+                r.group(1) == "self" and _may_hold(view, module, line, holder_mros)
+                for r in reader.finditer(text[line - 1]))]  # from the text and summaries: most modules unparsed
+            if not lines:
+                continue
             if index.parsed(module) is None:
                 return True
             names_holder = None
             for unit in module_units(index, module):
-                if f"{module}.{unit.qualname}" in replaced:
+                if not any(spans(unit, line) for line in lines) or f"{module}.{unit.qualname}" in replaced:
                     continue
                 inference = None
                 for receiver, use in _attribute_uses(unit, attr):
@@ -597,6 +606,15 @@ def instance_calls_reached(view: HostView, patch: Patch, replaced: frozenset[str
                     if names_holder:
                         return True  # of unknown type, where the holder is named: it may be one
     return False
+
+
+def _may_hold(view: HostView, module: str, line: int, holder_mros: dict[str, set[str]]) -> bool:
+    """Whether `self` on a host line may be a holder (its enclosing class, from the summary, is related)."""
+    cls = _enclosing_class(view.resolver, module, line)
+    if cls is None:
+        return True
+    mro = {c.path for c in view.resolver.mro(cls)}
+    return any(cls.path in bases or holder in mro for holder, bases in holder_mros.items())
 
 
 def _read_by_name(index: CodeIndex, module: str, attr: str) -> bool:

@@ -18,11 +18,11 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..model.callsites import modules_mentioning
+from ..model.callsites import modules_mentioning, text_lines
 from ..model.host import HostView
 from ..model.inference import host_inference
 from ..model.resolve import CLASS, Symbol
-from ..model.units import Unit, module_units, walk_unit
+from ..model.units import Unit, module_units, spans, walk_unit
 from .callers import named_dynamically
 from .reach import ClassShape
 
@@ -143,8 +143,9 @@ class HostPaths:
             if cls is None and where != module and not re.search(rf"\bimport\b[^\n]*\b{re.escape(name)}\b|"
                                                                  rf"\.{re.escape(name)}\b", index.source(where)):
                 continue  # neither imports the function nor reads it off its module
+            lines = text_lines(index, where, name)
             for unit in module_units(index, where):
-                if f"{where}.{unit.qualname}" in self.replaced:
+                if not any(spans(unit, line) for line in lines) or f"{where}.{unit.qualname}" in self.replaced:
                     continue
                 for ref, parents in _references(unit, name, method=cls is not None):
                     if cls is not None and not self._may_be(where, unit, ref.value, cls):  # type: ignore[attr-defined]
@@ -204,7 +205,8 @@ class HostPaths:
             return None
         out: list[Unit_] = []
         for where in found:
-            for other in module_units(index, where):
+            lines = text_lines(index, where, name)
+            for other in (u for u in module_units(index, where) if any(spans(u, line) for line in lines)):
                 for ref, parents in _references(other, name, method=bool(unit.cls)):
                     call = parents.get(id(ref))
                     if not (isinstance(call, ast.Call) and call.func is ref):
@@ -226,7 +228,8 @@ class HostPaths:
             return None
         out: list[Unit_] = []
         for where in found:
-            for unit in module_units(index, where):
+            lines = text_lines(index, where, f".{attr}")
+            for unit in (u for u in module_units(index, where) if any(spans(u, line) for line in lines)):
                 for ref, parents in _references(unit, attr, method=True):
                     call = parents.get(id(ref))
                     if not (isinstance(call, ast.Call) and call.func is ref):
@@ -254,7 +257,8 @@ class HostPaths:
         index, top = self.view.index, self.view.resolver.top
         out: list[Unit_] = []
         for where in modules_mentioning(index, f".{op}", top):
-            for unit in module_units(index, where):
+            lines = text_lines(index, where, f".{op}")
+            for unit in (u for u in module_units(index, where) if any(spans(u, line) for line in lines)):
                 for ref, parents in _references(unit, op, method=True):
                     if not _is_torch_op(ref):
                         continue
