@@ -182,6 +182,11 @@ class SignaturesCheck:
                     "to it or cannot run on the plugin's class (or only the plugin calls it)",))
             elif cap is not None and level.rank < cap.rank:
                 level = cap
+            elif level.rank <= Severity.WARNING.rank and implicit and _no_failing_caller(ctx, patch) \
+                    and not ctx.facts.instance_calls_reached(ctx.host, patch):
+                level = Severity.INFO  # `forward` of a host class whose every instance the host calls in a way it takes
+                details = notes + (f"no call in {label} can fail against the replacement: the host keeps its "
+                                   f"instances in attributes it only calls in ways `{patch.name}` accepts",)
             elif level is Severity.ERROR and _no_failing_caller(ctx, patch):
                 level = Severity.WARNING
                 details = notes + (f"no reachable call site in {label} fails against the override (host callers "
