@@ -3,7 +3,7 @@
 import os
 
 from harness import expect, load_inline_models, only, run_scan
-from pinport.findings import Status
+from pinport.findings import Severity, Status
 from pinport.scan import scan_models
 
 HOST = {"host/runner.py": "class Runner:\n    def load(self, a, model=None):\n        return a\n\n"
@@ -196,7 +196,9 @@ def test_one_sides_findings_kept_across_runs_read_back_whole_unless_json_would_c
     tupled = _Counted("tupled", {"hunks": ("@@ -1 +1 @@",)})
     assert repr(scan(tupled)) == repr(scan(tupled)) and tupled.runs == 2  # a tuple comes back a list: not kept
     crashing = _CountedCrash("crashing", {})
-    assert [f.code for f in scan(crashing)] == ["PP0099"] == [f.code for f in scan(crashing)] and crashing.runs == 2
+    crashed = [(f.code, f.level, f.status, f.args["error"]) for f in scan(crashing)]
+    assert crashed == [("PP0099", Severity.WARNING, Status.DRIFT, "RuntimeError: boom")]
+    assert [(f.code, f.level, f.status, f.args["error"]) for f in scan(crashing)] == crashed and crashing.runs == 2
 
 
 class _CountedCrash(_Counted):
