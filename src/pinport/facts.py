@@ -95,10 +95,20 @@ class ScanFacts:
         facts of the pair (the copies' NEW counterparts) are computed afresh."""
         other = ScanFacts(self.plugin, old, new, self.settings, self.history, self.index_cache)
         other._memo = dict(self._memo)  # keys name the host view they depend on (see `keep`)
-        for name in _PLUGIN_SIDE:
+        for name in (*_PLUGIN_SIDE, "history_digest"):
             if name in self.__dict__:
                 other.__dict__[name] = self.__dict__[name]
         return other
+
+    @cached_property
+    def history_digest(self) -> str:
+        """Identity of the releases before OLD (labels, versions, files' hashes), for keys of facts
+        that read them (the copies' origins); carried over by `with_hosts`."""
+        digest = hashlib.blake2b(digest_size=16)
+        for tree in self.history:
+            digest.update(f"{tree.label}\0{tree.version}\0".encode())
+            digest.update("\n".join(f"{p}={h}" for p, h in tree.files.items()).encode())
+        return digest.hexdigest()
 
     def stored(self, name: str, kind: Any, build: Callable[[], Any], *views: HostView) -> Any:
         """A fact of the plugin's and `views`' contents and the settings alone, kept in the index
