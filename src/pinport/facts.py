@@ -24,7 +24,7 @@ from .model.index import IndexCache, LazyModules
 from .model.inference import Inference
 from .model.nodes import walk_inner
 from .model.resolve import CLASS, EXTERNAL, INERT_BASES, Resolver, Symbol
-from .model.summary import ClassInfo, FunctionInfo, ParamKind
+from .model.summary import ClassInfo, FunctionInfo, Param, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.assigned import AssignedAttribute, find_assigned_attributes
 from .plugin.callers import Failure, host_call_failures, override_reached, replaced_units
@@ -42,6 +42,7 @@ from .plugin.reach import (
     unreached_classes,
 )
 from .plugin.records import Patch, PatchKind
+from .plugin.surface import PluginResolver
 from .plugin.typed import HostCall, PluginTyping, host_calls
 from .plugin.uses import (
     HostMethod,
@@ -49,6 +50,7 @@ from .plugin.uses import (
     SelfUse,
     added_members,
     find_host_methods,
+    instance_methods,
     plugin_class_info,
     self_use,
     walk_plugin,
@@ -56,7 +58,7 @@ from .plugin.uses import (
 from .sources.tree import SourceTree
 
 _SELF_NAME = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
-_PLUGIN_SIDE = ("uses", "host_methods", "added_members", "plugin_resolver")  # cached facts of the plugin alone
+_PLUGIN_SIDE = ("uses", "host_methods", "added_members", "plugin_resolver", "instance_methods")  # cached facts of the plugin alone
 _FORWARD = re.compile(r"return\s+self\.([A-Za-z_]\w*)\(\s*\*\w+\s*,\s*\*\*\w+\s*\)")
 _DOC_QUOTES = ('"' * 3, "'" * 3)
 
@@ -177,6 +179,12 @@ class ScanFacts:
         return find_host_methods(self.plugin)
 
     @cached_property
+    def instance_methods(self) -> dict[tuple[str, str, str], tuple[Param, ...]]:
+        """(plugin class path, held attribute, method) -> parameters of the function the plugin installs
+        on the object it holds there (`self.a.m = fn`, or a helper handed `self.a`): see `plugin.uses`."""
+        return instance_methods(self.plugin, self.uses)
+
+    @cached_property
     def assigned_attributes(self) -> list[AssignedAttribute]:
         """Host attributes plugin methods set to new instances of plugin classes (`self.drafter = Mine()`)."""
         return find_assigned_attributes(self.plugin, self.host_methods)
@@ -229,7 +237,7 @@ class ScanFacts:
     @cached_property
     def plugin_resolver(self) -> Resolver:
         """A resolver over the plugin's own tree (host bases come out EXTERNAL)."""
-        return Resolver(self.plugin.index, self.plugin.packages or self.plugin.package)
+        return PluginResolver(self.plugin.names, self.plugin.packages or self.plugin.package)
 
     @cached_property
     def plugin_subclasses(self) -> dict[str, tuple[str, ...]]:

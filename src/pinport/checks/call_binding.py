@@ -33,6 +33,7 @@ from ..model.binding import (
 )
 from ..model.callsites import iter_call_sites, modules_mentioning
 from ..model.inference import Inference, Lookup, Typed, return_arity
+from ..model.nodes import chain
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import ClassInfo, FunctionInfo, Param
 from ..model.units import Unit, local_imports
@@ -198,7 +199,8 @@ class CallsCheck:
                     callee = callee._replace(via=path)
             site = ctx.facts.plugin_line(module, call.lineno, unit.qualname, call.col_offset)
             guard = facts.guard_at(call.lineno)
-            if self._lands_in_replacement(shared, call, callee, unit, local):
+            if self._lands_in_replacement(shared, call, callee, unit, local) or \
+                    self._lands_on_instance(shared, call, callee, module, unit):
                 continue
             for finding in self._judge(shared, call, callee, site, facts.unpacked.get(id(call)), unit):
                 if guard and finding.level is Severity.ERROR:  # the plugin may already handle both versions
@@ -227,6 +229,26 @@ class CallsCheck:
             return False
         late = isinstance(call.func, ast.Attribute) or isinstance(call.func, ast.Name) and call.func.id in local
         return late and not bind_call(installed.signature.params, call)
+
+    @staticmethod
+    def _lands_on_instance(shared: _Context, call: ast.Call, callee: Callee, module: str, unit: Unit) -> bool:
+        """`self.a.m(...)` in a plugin class that installed a function as `m` on the object it holds in
+        `a` (itself, or through a helper it handed `self.a`): the call runs that function, so it is
+        judged against it, and binding there is no finding."""
+        func = call.func
+        table = shared.ctx.facts.instance_methods
+        if not table or callee.mode != BOUND or not unit.cls or not isinstance(func, ast.Attribute):
+            return False
+        head, _, attr = chain(func.value).partition(".")
+        if head != "self" or not attr:
+            return False
+        resolver = shared.ctx.facts.plugin_resolver
+        cls = resolver.resolve(f"{module}.{unit.cls}")
+        for owner in resolver.mro(cls) if cls is not None and cls.kind == CLASS else ():
+            installed = table.get((owner.path, attr, func.attr))
+            if installed is not None:
+                return not bind_call(installed, call)
+        return False
 
     # -- judging one call -----------------------------------------------------------------------
     def _judge(self, shared: _Context, call: ast.Call, callee: Callee, site: Location, unpack: int | None,

@@ -2,7 +2,7 @@
 
 A call `reg(Host, Mine)` installs an out-of-tree replacement when `reg` calls `base.register_oot(cls)`
 on its parameters; `install(name, mod)` is a `sys.modules` stand-in when it stores its argument
-there; a function every call of which sits under a host-feature probe (`find_spec`, `hasattr`,
+there; `install(handler)` replaces methods on the object it is handed when it assigns `handler.m = fn`; a function every call of which sits under a host-feature probe (`find_spec`, `hasattr`,
 `getattr(..., None)`) only runs on the host versions that have what it uses.
 """
 
@@ -108,3 +108,23 @@ def probe_guarded(tree: ast.Module) -> set[str]:
 def _probes(test: ast.expr) -> bool:
     return any(isinstance(n, ast.Call) and dotted(n.func).rpartition(".")[2] in _PROBES for n in ast.walk(test))
 
+
+
+FnNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def instance_method_setters(node: FnNode) -> dict[int, dict[str, FnNode | ast.Lambda]]:
+    """For `def install(obj, ...): ... obj.meth = fn` (fn a def nested in it, or a lambda): the position
+    of `obj` -> {meth: the function installed}. `obj.meth(...)` then calls that function, unbound."""
+    params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+    nested = {s.name: s for s in statements(node.body) if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+    out: dict[int, dict[str, FnNode | ast.Lambda]] = {}
+    for stmt in statements(node.body):
+        if not isinstance(stmt, ast.Assign):
+            continue
+        value = stmt.value
+        fn = value if isinstance(value, ast.Lambda) else nested.get(value.id) if isinstance(value, ast.Name) else None
+        for target in stmt.targets if fn is not None else ():
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id in params:
+                out.setdefault(params.index(target.value.id), {})[target.attr] = fn
+    return out

@@ -3,10 +3,13 @@ modules map to host paths through the plugin's own re-exports (`PluginNames`).""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 from ..model.index import CodeIndex
-from ..model.summary import BindingKind
+from ..model.parse import resolve_relative
+from ..model.resolve import Resolver, Symbol
+from ..model.summary import Binding, BindingKind
 from .records import (
     ClassPath,
     Deletion,
@@ -62,7 +65,7 @@ class PluginNames:
         summary = self.index.modules.get(module)
         if summary is None:
             return None
-        b = summary.bindings.get(name)
+        b = self.import_fallbacks(module).get(name) or summary.bindings.get(name)
         if b is None:
             if key in self.index.modules:
                 return key
@@ -70,6 +73,12 @@ class PluginNames:
         if b.kind in (BindingKind.IMPORT, BindingKind.IMPORT_FROM):
             return self.follow(b.target, seen | {key})
         return key  # defined in the plugin itself
+
+    def import_fallbacks(self, module: str) -> dict[str, Binding]:
+        """Names a module imports from the host in a `try` body and defines again in the body of its
+        `except ImportError` (a stand-in for running without the host: `class Platform: pass`). With
+        the host installed, the import is what runs: name -> that import's binding."""
+        return self.index.module_memo(module, "import-fallbacks", lambda: _import_fallbacks(self, module))
 
     def follow(self, path: str, seen: frozenset[str] = frozenset()) -> str:
         """Follow a path through plugin modules until it leaves the plugin (or stops in it)."""
@@ -80,3 +89,80 @@ class PluginNames:
             inner = self.binding_path(head, last, seen)
             return inner if inner is not None else path
         return path
+
+
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+
+
+def _import_fallbacks(names: PluginNames, module: str) -> dict[str, Binding]:
+    index = names.index
+    text = index.source(module) if module in index.modules else ""
+    tree = index.parsed(module) if "ImportError" in text or "ModuleNotFoundError" in text else None
+    out: dict[str, Binding] = {}
+    todo = list(tree.body) if tree is not None else []
+    while todo:  # module-level statements, through `if` and `try` blocks (never into defs or classes)
+        stmt = todo.pop()
+        if isinstance(stmt, ast.If):
+            todo.extend((*stmt.body, *stmt.orelse))
+        elif isinstance(stmt, ast.Try | ast.TryStar):
+            todo.extend((*stmt.body, *stmt.orelse, *stmt.finalbody, *(s for h in stmt.handlers for s in h.body)))
+            imported = _host_imports(names, module, stmt.body)
+            for handler in stmt.handlers:
+                caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+                if handler.type is None or any(isinstance(c, ast.Name | ast.Attribute) and
+                                               (c.attr if isinstance(c, ast.Attribute) else c.id) in _IMPORT_ERRORS
+                                               for c in caught):
+                    for name in _bound_names(handler.body) & imported.keys():
+                        out[name] = imported[name]
+    return out
+
+
+def _host_imports(names: PluginNames, module: str, body: list[ast.stmt]) -> dict[str, Binding]:
+    """The host names a block imports (its own statements): name -> the import's binding."""
+    out: dict[str, Binding] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.ImportFrom):
+            base = resolve_relative(module, names.index.is_package(module), stmt.level, stmt.module)
+            for alias in stmt.names:
+                if alias.name != "*" and names.is_host(base):
+                    out[alias.asname or alias.name] = Binding(alias.asname or alias.name, BindingKind.IMPORT_FROM,
+                                                              stmt.lineno, f"{base}.{alias.name}", conditional=True)
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname and names.is_host(alias.name):
+                    out[alias.asname] = Binding(alias.asname, BindingKind.IMPORT, stmt.lineno, alias.name,
+                                                conditional=True)
+    return out
+
+
+def _bound_names(body: list[ast.stmt]) -> set[str]:
+    """Names a block's statements (and their nested blocks, not defs' bodies) bind."""
+    out: set[str] = set()
+    todo = list(body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            out.add(stmt.name)
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign):
+            for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                out.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            out.update(a.asname or a.name.split(".")[0] for a in stmt.names)
+        else:
+            todo.extend(s for f in ("body", "orelse", "finalbody") for s in getattr(stmt, f, ()) if isinstance(s, ast.stmt))
+    return out
+
+
+class PluginResolver(Resolver):
+    """A resolver over the plugin's tree that reads a name imported from the host with a fallback
+    definition for running without it (`PluginNames.import_fallbacks`) as the import."""
+
+    def __init__(self, names: PluginNames, top: str | tuple[str, ...]) -> None:
+        super().__init__(names.index, top)
+        self.names = names
+
+    def module_attr(self, mod: str, name: str, seen: frozenset[str] = frozenset()) -> Symbol | None:
+        fallback = self.names.import_fallbacks(mod).get(name) if mod in self.index.modules else None
+        if fallback is not None:
+            return self._binding(mod, fallback, seen)
+        return super().module_attr(mod, name, seen)

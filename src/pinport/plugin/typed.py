@@ -19,7 +19,8 @@ from typing import NamedTuple
 
 from ..model.binding import BOUND, CALL, UNBOUND, Callee
 from ..model.inference import Inference, Lookup, Typed
-from ..model.nodes import children
+from ..model.nodes import chain, children
+from ..model.parse import dotted
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import ClassInfo, FunctionInfo
 from ..model.units import Unit, UnitWalk, local_imports
@@ -95,8 +96,61 @@ class PluginTyping:
             if target is not None:
                 self._self_attrs[key] = self.target_attrs().get(target.path, {})
             else:
-                self._self_attrs[key] = self._class_attrs([(module, qual)])
+                self._self_attrs[key] = self.forwarded_attrs(module, qual) | self._class_attrs([(module, qual)])
         return self._self_attrs[key]
+
+    def forwarded_attrs(self, module: str, qual: str) -> dict[str, Typed | None]:
+        """Host attributes a host constructor stores from a parameter (`self.sampler = sampler`) that a
+        plugin subclass's `__init__` fills with a parameter of its own (`super().__init__(sampler, ...)`):
+        when every construction of the plugin class in the plugin passes an instance of a plugin class,
+        the attribute holds that object (a duck type the host's annotation does not describe), typed
+        as that class's host base minus what the plugin defines, or unknown when it has none."""
+        base = self.subclass_bases.get((module, qual))
+        node = self.plugin.function_node(module, f"{qual}.__init__") if base is not None else None
+        init = self.resolver.class_member(base, "__init__") if node is not None else None
+        if init is None or init.kind != METHOD or not isinstance(init.obj, FunctionInfo) or not init.owner:
+            return {}
+        owner = self.resolver.resolve(init.owner)
+        stored = owner.obj.instance_attrs if owner is not None and isinstance(owner.obj, ClassInfo) else {}
+        own = [a.arg for a in (*node.args.posonlyargs, *node.args.args)][1:]
+        out: dict[str, Typed | None] = {}
+        for host_param, mine in _forwarded_params(node, init.obj).items():
+            attrs = [name for name, assigned in stored.items()
+                     if any(a.method == "__init__" and a.expr == host_param for a in assigned)]
+            if not attrs or mine not in own:
+                continue
+            held = self._constructed_with(module, qual, own.index(mine), mine)
+            if held is not _UNKNOWN:
+                out.update(dict.fromkeys(attrs, held))  # type: ignore[arg-type]
+        return out
+
+    def _constructed_with(self, module: str, qual: str, position: int, param: str) -> Typed | None | object:
+        """What every plugin construction of class `module.qual` passes as its parameter `param` (at
+        `position` after `self`): the one plugin class they build there (as `plugin_class_type`: None
+        for a duck type), or `_UNKNOWN` when a site passes anything else or there is no site."""
+        path, name = f"{module}.{qual}", qual.rpartition(".")[2]
+        index = self.plugin.index
+        found: dict[str, Typed | None] = {}
+        for mod in index.grep(f"{name}("):
+            tree = index.parsed(mod) if mod in self.plugin.modules else None
+            for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) \
+                    if tree is not None else ():
+                built = _local_constructions(fn)
+                for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+                    cls = self.plugin_resolver.resolve_in(mod, chain(call.func)) if chain(call.func) else None
+                    if cls is None or cls.path != path:
+                        continue
+                    arg = call.args[position] if position < len(call.args) else next(
+                        (k.value for k in call.keywords if k.arg == param), None)
+                    made = built.get(arg.id) if isinstance(arg, ast.Name) else arg
+                    made_cls = self.plugin_resolver.resolve_in(mod, chain(made.func)) if isinstance(
+                        made, ast.Call) and chain(made.func) else None
+                    if made_cls is None or made_cls.kind != CLASS or made_cls.module not in index.modules:
+                        return _UNKNOWN  # a host object, or one not known here: the host's annotation stands
+                    found[made_cls.path] = self.plugin_class_type(mod, chain(made.func))
+        if not found:
+            return _UNKNOWN
+        return next(iter(found.values())) if len(found) == 1 else None
 
     def target_attrs(self) -> dict[str, dict[str, Typed | None]]:
         """Host class path -> the types of the attributes every patch class of it assigns on `self`."""
@@ -233,6 +287,36 @@ class PluginTyping:
         return inf
 
 
+
+
+def _forwarded_params(node: ast.FunctionDef | ast.AsyncFunctionDef, host_init: FunctionInfo) -> dict[str, str]:
+    """Host `__init__` parameter -> the plugin `__init__`'s own parameter its `super().__init__(...)`
+    call passes there unchanged (`super().__init__(sampler, cfg)` -> {"sampler": "sampler", ...})."""
+    params = [p.name for p in host_init.bound_params()]
+    for stmt in node.body:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"
+                and isinstance(call.func.value, ast.Call) and dotted(call.func.value.func) == "super"):
+            continue
+        out = {params[i]: a.id for i, a in enumerate(call.args) if i < len(params) and isinstance(a, ast.Name)}
+        out.update((k.arg, k.value.id) for k in call.keywords if k.arg and isinstance(k.value, ast.Name))
+        return out
+    return {}
+
+
+def _local_constructions(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """Locals a function assigns exactly once, to a call (`sampler = Sampler(...)`): name -> that call."""
+    out: dict[str, ast.expr] = {}
+    seen: set[str] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            name = n.targets[0].id
+            if name in seen:
+                out.pop(name, None)
+            elif isinstance(n.value, ast.Call):
+                out[name] = n.value
+            seen.add(name)
+    return out
 
 
 class HostCall(NamedTuple):

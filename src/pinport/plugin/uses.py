@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 from ..findings import Location
 from ..model.index import CodeIndex
-from ..model.nodes import chain, children
-from ..model.parse import resolve_relative
-from ..model.summary import ClassInfo
+from ..model.nodes import chain, children, walk
+from ..model.parse import resolve_relative, signature_of
+from ..model.summary import ClassInfo, Param
+from .helper_functions import instance_method_setters
 from .model import PluginModel
 from .records import PatchKind
 
@@ -97,6 +98,10 @@ class PluginUses:
     loose: set[str] = field(default_factory=set)  # attribute names stored on anything but `self`
     class_uses: list[tuple[str, str, ast.AST, str, str]] = field(default_factory=list)  # module, unit, node, path, how
     env_sets: list[tuple[str, str, ast.AST, str, str]] = field(default_factory=list)  # module, unit, node, var, value
+    # `helper(self.a, ...)` in a method: (module, class qualname, position, "a", line, column) -> helper path
+    handed: dict[tuple[str, str, int, str, int, int], str] = field(default_factory=dict)
+    # `self.a.m = fn` in a method: (module, class qualname, "a", "m", the function's qualname, the value)
+    instance_sets: list[tuple[str, str, str, str, str, ast.expr]] = field(default_factory=list)
 
 
 def _first_param(node: FnNode, in_class: bool) -> str:
@@ -127,7 +132,8 @@ class _FactWalker:
             ast.Lambda: self.visit_Lambda, ast.Name: self.visit_Name, ast.AnnAssign: self.visit_AnnAssign,
             ast.Assign: self.visit_Assign, ast.Attribute: self.visit_Attribute, ast.Subscript: self.visit_Subscript,
             ast.Call: self.visit_Call, ast.ExceptHandler: self.visit_ExceptHandler, ast.Try: self.visit_Try,
-            ast.TryStar: self.visit_Try}
+            ast.TryStar: self.visit_Try, ast.If: self.visit_If, ast.IfExp: self.visit_If}
+        self.known = _Known()  # tests the enclosing branches decide (`if a and b:` -> `b` is true inside)
 
     def visit(self, node: ast.AST) -> None:
         handler = self.handlers.get(type(node))
@@ -165,7 +171,7 @@ class _FactWalker:
     def unit(self) -> str:
         return ".".join(self.units) or "<module>"
 
-    def _later(self, table: dict, key: str, text: str) -> None:
+    def _later(self, table: dict, key: object, text: str) -> None:
         if text:
             table[key] = text
             self.raw.append((table, key, text))
@@ -213,8 +219,10 @@ class _FactWalker:
             self._later(facts.typed, a.arg, _annotation_text(a.annotation))
         self.frames.append(facts)
         self.in_class.append(False)
+        known, self.known = self.known, _Known()  # a nested def runs later: what held here may not
         for stmt in node.body:
             self.visit(stmt)
+        self.known = known
         self.in_class.pop()
         self.frames.pop()
         self.units.pop()
@@ -231,7 +239,9 @@ class _FactWalker:
         saved = [(f, f.self_name) for f in shadowed]
         for f in shadowed:  # `lambda self: ...` binds its own self
             f.self_name = ""
+        known, self.known = self.known, _Known()
         self.generic(node)
+        self.known = known
         for f, name in saved:
             f.self_name = name
 
@@ -243,6 +253,20 @@ class _FactWalker:
         self.guard -= guarded
         for part in (*node.handlers, *node.orelse, *node.finalbody):
             self.visit(part)
+
+    def visit_If(self, node: ast.If | ast.IfExp) -> None:
+        """A branch the enclosing tests rule out never runs: its reads are no uses (`x if self.a else
+        self.b` inside `if self.a:` never reads `self.b`)."""
+        self.visit(node.test)
+        verdict = self.known.decide(node.test)
+        outer = self.known
+        for taken, branch in ((True, node.body), (False, node.orelse)):
+            if verdict is (not taken):
+                continue
+            self.known = outer.given(node.test, taken, node)
+            for child in branch if isinstance(branch, list) else [branch]:
+                self.visit(child)
+        self.known = outer
 
     def visit_Name(self, node: ast.Name) -> None:
         if self.frames and not isinstance(node.ctx, ast.Load):
@@ -262,7 +286,19 @@ class _FactWalker:
             self._later(self.frames[-1].called, target.id, chain(node.value.func))
         if isinstance(target, ast.Subscript) and chain(target.value) == "os.environ":
             self._env(node, target.slice, node.value)
+        for t in node.targets:
+            if isinstance(t, ast.Attribute) and (held := self._self_chain(t.value)):
+                frame, attr = held
+                self.out.instance_sets.append((self.module, frame.qualname.rpartition(".")[0], attr, t.attr,
+                                               frame.qualname, node.value))
         self.generic(node)
+
+    def _self_chain(self, node: ast.expr) -> tuple[FunctionUses, str] | None:
+        """(the method, "a.b") for `self.a.b` in a method of a class, None for anything else."""
+        text = chain(node) if isinstance(node, ast.Attribute) and self.frames else ""
+        head, _, rest = text.partition(".")
+        frame = self._self_frame(head) if rest else None
+        return (frame, rest) if frame is not None and "." in frame.qualname else None
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         value = node.value
@@ -305,6 +341,12 @@ class _FactWalker:
                 args[0], ast.Constant) and isinstance(args[0].value, str):
             self._registered(node.func.value, args[0].value)
         frame = self._self_frame(chain(args[0])) if args and isinstance(args[0], ast.Name) and self.frames else None
+        if isinstance(node.func, ast.Name):  # `install(self.handler, ...)`: a helper handed a held object
+            for position, arg in enumerate(args):
+                if held := self._self_chain(arg):
+                    key = (self.module, held[0].qualname.rpartition(".")[0], position, held[1], node.lineno,
+                           node.col_offset)
+                    self._later(self.out.handed, key, node.func.id)
         if func in ("isinstance", "issubclass") and len(args) == 2:
             for item in args[1].elts if isinstance(args[1], ast.Tuple) else [args[1]]:
                 if text := chain(item):
@@ -349,6 +391,60 @@ class _FactWalker:
     def _env(self, node: ast.AST, key: ast.AST, value: ast.AST) -> None:
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             self.sets.append((self.unit, node, key.value, ast.unparse(value)))
+
+
+class _Known:
+    """Pure tests (`self.a`, `flag`: Name/Attribute chains) the enclosing branches decide, each with the
+    branch statement it holds in: a test that statement assigns anywhere is not known."""
+
+    __slots__ = ("facts", "stores")
+
+    def __init__(self, facts: tuple[tuple[str, bool, ast.AST], ...] = (),
+                 stores: dict[int, frozenset[str]] | None = None) -> None:
+        self.facts = facts
+        self.stores = stores if stores is not None else {}  # id(branch statement) -> chains it assigns
+
+    def given(self, test: ast.expr, outcome: bool, scope: ast.AST) -> _Known:
+        """What holds inside the branch taken when `test` is `outcome`."""
+        found = tuple((key, value, scope) for key, value in _implied(test, outcome))
+        return _Known(self.facts + found, self.stores) if found else self
+
+    def decide(self, test: ast.expr) -> bool | None:
+        """True/False when the known tests decide `test`, None otherwise."""
+        if not self.facts:
+            return None
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.decide(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            verdicts = [self.decide(v) for v in test.values]
+            short = isinstance(test.op, ast.Or)  # `or` is decided by one true term, `and` by one false
+            if short in verdicts:
+                return short
+            return (not short) if all(v is not None for v in verdicts) else None
+        key = chain(test)
+        for known, value, scope in reversed(self.facts) if key else ():
+            if known == key:
+                return None if key in self._stored(scope) else value
+        return None
+
+    def _stored(self, scope: ast.AST) -> frozenset[str]:
+        found = self.stores.get(id(scope))
+        if found is None:
+            found = self.stores[id(scope)] = frozenset(
+                chain(n) for n in walk(scope) if isinstance(n, ast.Name | ast.Attribute)
+                and not isinstance(n.ctx, ast.Load))
+        return found
+
+
+def _implied(test: ast.expr, outcome: bool) -> list[tuple[str, bool]]:
+    """(chain, value) pairs that hold whenever `test` evaluates to `outcome`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _implied(test.operand, not outcome)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == outcome:  # all terms agree
+        return [pair for v in test.values for pair in _implied(v, outcome)]
+    key = chain(test) if not isinstance(test, ast.BoolOp) else ""
+    return [(key, outcome)] if key else []
 
 
 def walk_plugin(plugin: PluginModel) -> PluginUses:
@@ -463,3 +559,33 @@ def self_reads(node: ast.AST) -> dict[str, int]:
             else:
                 stores.add(sub.attr)
     return {k: v for k, v in reads.items() if k not in stores}
+
+
+def instance_methods(plugin: PluginModel, uses: PluginUses) -> dict[tuple[str, str, str], tuple[Param, ...]]:
+    """(plugin class path, held attribute "a", method "m") -> the parameters of the function the plugin
+    installs as `self.a.m` on the object it holds: set directly in a method (`self.a.m = fn`), or by a
+    plugin helper the class hands the object (`install(self.a)`, assigning `a.m = fn`). A call
+    `self.a.m(...)` in that class calls the installed function, not the method of `a`'s class."""
+    out: dict[tuple[str, str, str], tuple[Param, ...]] = {}
+    setters: dict[str, dict[int, dict[str, FnNode | ast.Lambda]]] = {}
+    for (module, cls, position, attr, _line, _col), path in sorted(uses.handed.items()):
+        owner, _, name = path.rpartition(".")
+        if path not in setters:
+            helper = plugin.function_node(owner, name) if owner in plugin.index.modules else None
+            setters[path] = instance_method_setters(helper) if helper is not None else {}
+        for method, fn in setters[path].get(position, {}).items():
+            out[(f"{module}.{cls}", attr, method)] = _params(plugin.index, owner, fn)
+    for module, cls, attr, method, scope, value in uses.instance_sets:
+        where, installed = module, value if isinstance(value, ast.Lambda) else None
+        if isinstance(value, ast.Name):  # a def nested in the method, else a plugin function it names
+            installed = plugin.function_node(module, f"{scope}.{value.id}")
+            if installed is None and (path := plugin.names.binding_path(module, value.id)):
+                where, _, name = path.rpartition(".")
+                installed = plugin.function_node(where, name)
+        if installed is not None:
+            out[(f"{module}.{cls}", attr, method)] = _params(plugin.index, where, installed)
+    return out
+
+
+def _params(index: CodeIndex, module: str, fn: FnNode | ast.Lambda) -> tuple[Param, ...]:
+    return signature_of(fn.args, None, index.lines(module)).params
