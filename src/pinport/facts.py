@@ -506,6 +506,15 @@ class ScanFacts:
             out |= view.attributes_from_helpers(owner)
         return frozenset(out)
 
+    def refuses_every_call(self, patch: Patch) -> bool:
+        """Whether a plugin method's body only raises NotImplementedError (after a docstring): the plugin
+        declares the member unsupported, so a call fails there whatever it passes and the member's
+        signature decides nothing. Asked of methods (patch-class members and subclass overrides)."""
+        if patch.kind not in (PatchKind.MEMBER, PatchKind.OVERRIDE):
+            return False
+        node = self.plugin.function_node(patch.plugin_module, patch.site.unit)
+        return node is not None and _only_raises_not_implemented(node)
+
     def forwarded_name(self, view: HostView, base: Symbol) -> str:
         """The member a host passthrough method hands everything to (`def forward_oot(self, *args,
         **kwargs): return self.forward_native(*args, **kwargs)` -> "forward_native"), else ''.
@@ -560,3 +569,12 @@ def _all_members(view: HostView, cls: Symbol) -> set[str]:
             info = owner.obj
             out.update(info.methods, info.attributes, info.instance_attrs, info.classes)
     return out
+
+
+def _only_raises_not_implemented(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(
+        fn.body[0].value, ast.Constant) and isinstance(fn.body[0].value.value, str) else fn.body
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
