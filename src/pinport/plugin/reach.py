@@ -434,12 +434,32 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
         elif _inert_argument(parent, node):
             continue  # isinstance(x, P), issubclass(C, (P, Q)), isinstance(x, P | Q), super(P, self)
         elif isinstance(up, ast.Attribute):
-            escaped = True  # `P.build(...)`: a helper of the class may build an instance anywhere
+            # `P.build(...)`: a factory of the class may build an instance anywhere; patching a member
+            # (`P.m = f`), or reading a plain method (`P.m(self, ...)`, `P.__init__(self, ...)`), builds none
+            escaped |= not (isinstance(up.ctx, ast.Store | ast.Del) or _plain_method(plugin, named, up.attr))
         elif hosts := [h for p, h in installs.get((module, _statement(parent, node).lineno), ()) if p in ("", named)]:
             out.installed.update(hosts)  # the host builds it where it builds the class it replaces
         else:
             handed_on = True  # passed, returned, assigned, listed: the host may get the class itself
     return _References(out.subclasses, out.holders, handed_on, escaped, out.installed, out.returned)
+
+
+def _plain_method(plugin: PluginModel, path: str, name: str) -> bool:
+    """Whether `name` is `__init__` or a method the plugin class `path` defines that is neither a
+    classmethod nor a staticmethod (reading it off the class builds no instance)."""
+    if name == "__init__":
+        return True
+    module, _, qual = path.rpartition(".")
+    while module and module not in plugin.index.modules:
+        module, _, head = module.rpartition(".")
+        qual = f"{head}.{qual}"
+    info = None
+    for part in qual.split(".") if module else ():
+        info = (info.classes if info is not None else plugin.index.modules[module].classes).get(part)
+        if info is None:
+            return False
+    fn = info.methods.get(name) if info is not None else None
+    return fn is not None and not fn.is_classmethod and not fn.is_staticmethod
 
 
 def _inert_argument(parent: dict[int, ast.AST], node: ast.AST) -> bool:
