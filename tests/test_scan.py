@@ -248,6 +248,7 @@ def test_both_sides_findings_read_back_on_an_unchanged_scan_and_judged_again_whe
     from harness import SYNTHETIC, inline_tree
     from pinport.config import Settings
     from pinport.model.index import IndexCache
+    from pinport.plugin.project import EntryPoint
     from pinport.scan import load_models
 
     settings = Settings(host=HOST_PKG, plugin_package=PLUGIN_PKG, pin_sources=(), **SYNTHETIC)
@@ -257,8 +258,9 @@ def test_both_sides_findings_read_back_on_an_unchanged_scan_and_judged_again_whe
     monkeypatch.setattr(scan_module, "_in_code_digest", lambda check: True)  # the check as if pinport's own
     check = _Counted("kept", {"score": 0.25})
 
-    def scan(tree=plugin, strict=False):
+    def scan(tree=plugin, strict=False, entry_points=()):
         models = load_models(tree, hosts[0], hosts[1], settings, cache=cache)
+        models.plugin.entry_points = entry_points or models.plugin.entry_points
         return scan_models(models, settings, extra_checks=(check,), strict=strict)
 
     first = scan()
@@ -272,11 +274,14 @@ def test_both_sides_findings_read_back_on_an_unchanged_scan_and_judged_again_whe
     assert repr(scan(edited).findings) == repr(first.findings) and check.runs == 6  # another content: judged
     scan(edited)
     assert check.runs == 6
+    declared = (EntryPoint("host.general_plugins", "plug", "plug.patch:register", "pyproject.toml"),)
+    scan(edited, entry_points=declared)  # the project's files outside its modules changed: judged
+    assert check.runs == 8
 
     with sqlite3.connect(cache.path) as db:
         keys = [k for (k,) in db.execute("SELECT key FROM summaries WHERE key LIKE 'judged-1:%'")]
-    assert len(keys) == 4  # both sides of both plugin contents
+    assert len(keys) == 6  # both sides of each plugin
     cache.put_many([(key, b'{"kept": [["x"]]}') for key in keys])
-    assert repr(scan().findings) == repr(first.findings) and check.runs == 8  # damaged: judged again, repaired
+    assert repr(scan().findings) == repr(first.findings) and check.runs == 10  # damaged: judged again, repaired
     scan()
-    assert check.runs == 8
+    assert check.runs == 10

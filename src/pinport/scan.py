@@ -429,7 +429,9 @@ def _judged_key(checks: tuple[Check, ...], ctx: ScanContext) -> str:
     if facts.index_cache is None:
         return ""
     trees = (ctx.plugin.index.tree, ctx.host.index.tree, ctx.other.index.tree)  # labels and versions are in messages
-    inputs = "\0".join([*(c.name for c in checks), *(f"{t.label}\0{t.version}" for t in trees), facts.history_digest])
+    plugin = ctx.plugin  # what the project's files outside its modules decide (entry points, packages scanned)
+    inputs = "\0".join([*(c.name for c in checks), *(f"{t.label}\0{t.version}" for t in trees), facts.history_digest,
+                        repr(plugin.entry_points), repr(plugin.packages), *plugin.modules])
     digest = hashlib.blake2b(inputs.encode(), digest_size=16).hexdigest()
     return facts.stored_key(f"judged-1:{'new' if ctx.judging_new else 'old'}:{digest}", ctx.other, ctx.host)
 
