@@ -264,7 +264,7 @@ def test_both_sides_findings_read_back_on_an_unchanged_scan_and_judged_again_whe
         return scan_models(models, settings, extra_checks=(check,), strict=strict)
 
     first = scan()
-    assert check.runs == 2 and [(f.code, f.status) for f in first.findings] == [("PP9998", Status.LATENT)]
+    assert check.runs == 2 and [(f.code, f.level, f.status) for f in first.findings] == [("PP9998", Severity.WARNING, Status.LATENT)]
     again = scan()
     assert check.runs == 2 and repr(again.findings) == repr(first.findings)  # both sides read back
     assert repr(scan(strict=True).findings) == repr(first.findings) and check.runs == 4  # strict: judged
