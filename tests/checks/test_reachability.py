@@ -96,3 +96,39 @@ def test_a_construction_returned_into_self_attr_is_held_there(execute, level):
     found = [f for f in result.findings if f.code == "PP0101"]
     assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
             for f in found] == [(level, "latent", "plug/spec.py", 5, "step", "host/proposer.py", 2)]
+
+
+
+@pytest.mark.parametrize(("extra", "level"), [
+    # a plain method read off the class and called on another object (`MyProposer.propose(self, ...)`)
+    # builds no instance: the runner's drafter is still the only place one is kept
+    ("\n\nclass Echo:\n    def propose(self, tokens):\n        return MyProposer.propose(self, tokens)\n", "info"),
+    # a classmethod factory read off the class builds one, which may go anywhere: the host call may meet it
+    ("\n    @classmethod\n    def create(cls):\n        return cls()\n\n\ndef spare():\n    return MyProposer.create()\n",
+     "warning"),
+])
+def test_a_plain_method_read_off_a_plugin_class_builds_no_instance(extra, level):
+    execute = "\n    def execute(self, tokens):\n        return self.drafter.propose(tokens)\n"
+    plugin = {"plug/spec.py": DRAFT_PLUGIN["plug/spec.py"].replace("    return None\n", "    return None\n" + extra)
+              if extra.startswith("\n\nclass") else DRAFT_PLUGIN["plug/spec.py"].replace(
+                  "        return tokens\n\n\ndef get", "        return tokens\n" + extra.split("\n\n\n")[0] +
+                  "\n\n\n" + extra.split("\n\n\n")[1] + "\n\ndef get"),
+              "plug/runner.py": DRAFT_PLUGIN["plug/runner.py"].format(execute=execute)}
+    result = run_scan(DRAFT_HOST, DRAFT_HOST, plugin, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.plugin.path, f.plugin.line, f.args["param"]) for f in found] == [
+        (level, "plug/spec.py", 5, "step")]
+
+
+@pytest.mark.parametrize(("user", "level"), [
+    # only ever initialised by hand from another class (`MyPass.__init__(self, ...)`): the plugin uses it
+    # and builds none, so no host construction meets its constructor
+    ("from plug.passes import MyPass\n\n\nclass Other:\n    def __init__(self, c):\n        MyPass.__init__(self, c)\n",
+     "info"),
+    # nothing refers to it: loaded some way the scan cannot see, so the host may build it
+    ("", "warning"),
+])
+def test_a_class_only_initialised_by_hand_is_not_built_by_the_host(user, level):
+    plugin = {"plug/passes.py": PASS, "plug/user.py": user}
+    result = run_scan(PASS_HOST, PASS_HOST, plugin, checks=(SignaturesCheck(),))
+    expect(result, [f"PP0101 {level} latent MyPass.__init__:5", "PP0201 info latent MyPass.__init__:5"], at=True)

@@ -295,6 +295,7 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
     holders: set[tuple[str, str]] = set()
     escaped = False
     returned: set[tuple[str, str, str]] = set()
+    read = False
     seen: set[str] = set()
     while family - seen:
         todo = family - seen
@@ -316,12 +317,14 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
             escaped |= found.escaped
             holders |= found.holders
             returned |= found.returned
+            read |= bool(found.read)
     if returned and not escaped:  # `return P(...)`: held wherever each call of that function keeps its result
         kept = _returned_holders(plugin, returned)
         escaped = kept is None
         holders |= kept or set()
-    if not holders and not escaped and not installed:
-        handed_on = True  # nothing in the plugin builds it: loaded some way we cannot see (an entry point)
+    if not holders and not escaped and not installed and not read:
+        # nothing in the plugin builds it or calls its methods off the class: loaded some way we cannot see
+        handed_on = True
     shapes = tuple(s for p in sorted(family) if (s := shape_of(p)) is not None)
     held = None if escaped or handed_on or installed else tuple(
         (s, attr) for holder, attr in sorted(holders) if (s := shape_of(holder)) is not None)
@@ -337,6 +340,7 @@ class _References(NamedTuple):
     escaped: bool
     installed: set[str]
     returned: set[tuple[str, str, str]]  # (module, class qualname or "", function) returning a construction
+    read: set[str]  # classes a plain method is read off (`P.__init__(self, ...)`): used, though never built
 
 
 class _ReferenceMap(NamedTuple):
@@ -404,7 +408,7 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
     # kept per module: every override's lineage walks the modules spelling its class
     parent, classes, nodes, local_imports = plugin.index.module_memo(module, "reference-map",
                                                                      lambda: _reference_map(tree))
-    out = _References(set(), set(), False, False, set(), set())
+    out = _References(set(), set(), False, False, set(), set(), set())
     handed_on = escaped = False
     bare = {t.rpartition(".")[2]: t for t in targets}
     for node in nodes:
@@ -437,12 +441,14 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
         elif isinstance(up, ast.Attribute):
             # `P.build(...)`: a factory of the class may build an instance anywhere; patching a member
             # (`P.m = f`), or reading a plain method (`P.m(self, ...)`, `P.__init__(self, ...)`), builds none
-            escaped |= not (isinstance(up.ctx, ast.Store | ast.Del) or _plain_method(plugin, named, up.attr))
+            plain = isinstance(up.ctx, ast.Store | ast.Del) or _plain_method(plugin, named, up.attr)
+            escaped |= not plain
+            out.read.update({named} if plain else ())
         elif hosts := [h for p, h in installs.get((module, _statement(parent, node).lineno), ()) if p in ("", named)]:
             out.installed.update(hosts)  # the host builds it where it builds the class it replaces
         else:
             handed_on = True  # passed, returned, assigned, listed: the host may get the class itself
-    return _References(out.subclasses, out.holders, handed_on, escaped, out.installed, out.returned)
+    return _References(out.subclasses, out.holders, handed_on, escaped, out.installed, out.returned, out.read)
 
 
 def _plain_method(plugin: PluginModel, path: str, name: str) -> bool:
