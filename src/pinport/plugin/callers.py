@@ -487,8 +487,11 @@ def handed_on(view: HostView, patch: Patch) -> bool:
     """Whether host code may reach the replaced member other than by a call naming it, which no call
     site judges: it spells the name as a string (`named_dynamically`), reads `x.name` without
     calling it (`referenced_bare`), or, for a module function, reads the bare name as a value. For a
-    constructor: a host subclass exists, or the class is named as a string or used as a value."""
+    constructor: a host subclass exists, or the class is named as a string or used as a value. Any
+    other dunder always is."""
     index, top, name = view.index, view.resolver.top, patch.name
+    if name.startswith("__") and name.endswith("__") and name not in CALLED_DUNDERS:
+        return True  # run by the language (`obj(x)` -> `__call__`, a dataclass's `__post_init__`), never named
     owner, _ = view.replaced_member(patch.owner, name)
     if name in CALLED_DUNDERS and owner is not None and owner.kind == CLASS:
         # built, not called by name: the class is what may escape, and a host subclass runs the member too
