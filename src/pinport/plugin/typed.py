@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ..model.binding import BOUND, CALL, UNBOUND, Callee
 from ..model.inference import Inference, Lookup, Typed
-from ..model.nodes import chain, children
+from ..model.nodes import chain, children, walk_inner
 from ..model.parse import dotted
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import ClassInfo, FunctionInfo
@@ -157,10 +157,10 @@ class PluginTyping:
         if mod not in self._constructions:
             by_path: dict[str, list[tuple[ast.Call, dict[str, ast.expr]]]] = {}
             tree = self.plugin.index.parsed(mod)
-            for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) \
+            for fn in (n for n in walk_inner(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) \
                     if tree is not None else ():
                 built = _local_constructions(fn)
-                for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+                for call in (n for n in walk_inner(fn) if isinstance(n, ast.Call)):
                     cls = self.plugin_resolver.resolve_in(mod, chain(call.func)) if chain(call.func) else None
                     if cls is not None:
                         by_path.setdefault(cls.path, []).append((call, built))
@@ -323,7 +323,7 @@ def _local_constructions(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str
     """Locals a function assigns exactly once, to a call (`sampler = Sampler(...)`): name -> that call."""
     out: dict[str, ast.expr] = {}
     seen: set[str] = set()
-    for n in ast.walk(fn):
+    for n in walk_inner(fn):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
             name = n.targets[0].id
             if name in seen:
