@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ..model.binding import BOUND, CALL, UNBOUND, Callee
 from ..model.inference import Inference, Lookup, Typed
-from ..model.nodes import chain, children
+from ..model.nodes import LEAVES, chain, children
 from ..model.parse import dotted
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import ClassInfo, FunctionInfo
@@ -132,22 +132,18 @@ class PluginTyping:
         index = self.plugin.index
         found: dict[str, Typed | None] = {}
         for mod in index.grep(f"{name}("):
-            tree = index.parsed(mod) if mod in self.plugin.modules else None
-            for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) \
-                    if tree is not None else ():
-                built = _local_constructions(fn)
-                for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
-                    cls = self.plugin_resolver.resolve_in(mod, chain(call.func)) if chain(call.func) else None
-                    if cls is None or cls.path != path:
-                        continue
-                    arg = call.args[position] if position < len(call.args) else next(
-                        (k.value for k in call.keywords if k.arg == param), None)
-                    made = built.get(arg.id) if isinstance(arg, ast.Name) else arg
-                    made_cls = self.plugin_resolver.resolve_in(mod, chain(made.func)) if isinstance(
-                        made, ast.Call) and chain(made.func) else None
-                    if made_cls is None or made_cls.kind != CLASS or made_cls.module not in index.modules:
-                        return _UNKNOWN  # a host object, or one not known here: the host's annotation stands
-                    found[made_cls.path] = self.plugin_class_type(mod, chain(made.func))
+            for call, built in _calls_in_functions(self.plugin, mod) if mod in self.plugin.modules else ():
+                cls = self.plugin_resolver.resolve_in(mod, chain(call.func)) if chain(call.func) else None
+                if cls is None or cls.path != path:
+                    continue
+                arg = call.args[position] if position < len(call.args) else next(
+                    (k.value for k in call.keywords if k.arg == param), None)
+                made = built.get(arg.id) if isinstance(arg, ast.Name) else arg
+                made_cls = self.plugin_resolver.resolve_in(mod, chain(made.func)) if isinstance(
+                    made, ast.Call) and chain(made.func) else None
+                if made_cls is None or made_cls.kind != CLASS or made_cls.module not in index.modules:
+                    return _UNKNOWN  # a host object, or one not known here: the host's annotation stands
+                found[made_cls.path] = self.plugin_class_type(mod, chain(made.func))
         if not found:
             return _UNKNOWN
         return next(iter(found.values())) if len(found) == 1 else None
@@ -304,19 +300,41 @@ def _forwarded_params(node: ast.FunctionDef | ast.AsyncFunctionDef, host_init: F
     return {}
 
 
-def _local_constructions(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
-    """Locals a function assigns exactly once, to a call (`sampler = Sampler(...)`): name -> that call."""
-    out: dict[str, ast.expr] = {}
-    seen: set[str] = set()
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-            name = n.targets[0].id
-            if name in seen:
-                out.pop(name, None)
-            elif isinstance(n.value, ast.Call):
-                out[name] = n.value
-            seen.add(name)
-    return out
+def _calls_in_functions(plugin: PluginModel, module: str) -> list[tuple[ast.Call, dict[str, ast.expr]]]:
+    """Each call in each function of a plugin module (a nested function's calls come once for every
+    function holding them), with the locals that function assigns exactly once, to a call
+    (`sampler = Sampler(...)`: name -> that call). One walk of the module, kept per module: a walk of every
+    function (and of the functions nested in it again) for each class asked about was most of a
+    warm vllm-rbln calls check."""
+    def build() -> list[tuple[ast.Call, dict[str, ast.expr]]]:
+        tree = plugin.index.parsed(module)
+        built: list[dict[str, ast.expr]] = []
+        assigned: list[set[str]] = []
+        calls: list[tuple[ast.Call, int]] = []
+        todo: list[tuple[ast.AST, tuple[int, ...]]] = [(tree, ())] if tree is not None else []
+        while todo:
+            node, within = todo.pop()
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                within = (*within, len(built))
+                built.append({})
+                assigned.append(set())
+            elif isinstance(node, ast.Call):
+                calls.extend((node, fn) for fn in within)
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                for fn in within:
+                    _construct(built[fn], assigned[fn], node.targets[0].id, node.value)
+            todo.extend((child, within) for child in children(node) if not isinstance(child, LEAVES))
+        return [(call, built[fn]) for call, fn in calls]
+    return plugin.index.module_memo(module, ("calls-in-functions",), build)
+
+
+def _construct(out: dict[str, ast.expr], seen: set[str], name: str, value: ast.expr) -> None:
+    """One `name = value` of a function: a local assigned once, to a call, is that call."""
+    if name in seen:
+        out.pop(name, None)
+    elif isinstance(value, ast.Call):
+        out[name] = value
+    seen.add(name)
 
 
 class HostCall(NamedTuple):
