@@ -1,7 +1,12 @@
 """Call-site search: host calls to a name found through the text corpus, and calls that no longer bind."""
 
 from harness import load_inline_resolver, signature
-from pinport.model.callsites import failing_call_lines, iter_call_sites, modules_subclassing, text_lines
+from pinport.model.callsites import (
+    failing_call_lines,
+    iter_call_sites,
+    modules_subclassing,
+    text_lines,
+)
 
 
 def test_call_sites_text_prefilter_and_order(tmp_path):
