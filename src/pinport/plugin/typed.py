@@ -132,8 +132,11 @@ class PluginTyping:
         index = self.plugin.index
         found: dict[str, Typed | None] = {}
         for mod in index.grep(f"{name}("):
-            for call, built in _calls_in_functions(self.plugin, mod) if mod in self.plugin.modules else ():
-                cls = self.plugin_resolver.resolve_in(mod, chain(call.func)) if chain(call.func) else None
+            resolved: dict[str, Symbol | None] = {}
+            for call, called, built in _calls_in_functions(self.plugin, mod) if mod in self.plugin.modules else ():
+                if called not in resolved:
+                    resolved[called] = self.plugin_resolver.resolve_in(mod, called)
+                cls = resolved[called]
                 if cls is None or cls.path != path:
                     continue
                 arg = call.args[position] if position < len(call.args) else next(
@@ -300,17 +303,17 @@ def _forwarded_params(node: ast.FunctionDef | ast.AsyncFunctionDef, host_init: F
     return {}
 
 
-def _calls_in_functions(plugin: PluginModel, module: str) -> list[tuple[ast.Call, dict[str, ast.expr]]]:
-    """Each call in each function of a plugin module (a nested function's calls come once for every
-    function holding them), with the locals that function assigns exactly once, to a call
+def _calls_in_functions(plugin: PluginModel, module: str) -> list[tuple[ast.Call, str, dict[str, ast.expr]]]:
+    """Each call of a name chain (`a.b(...)`, and the chain) in each function of a plugin module (a
+    nested function's calls come once for every function holding them), with the locals that function assigns exactly once, to a call
     (`sampler = Sampler(...)`: name -> that call). One walk of the module, kept per module: a walk of every
     function (and of the functions nested in it again) for each class asked about was most of a
     warm vllm-rbln calls check."""
-    def build() -> list[tuple[ast.Call, dict[str, ast.expr]]]:
+    def build() -> list[tuple[ast.Call, str, dict[str, ast.expr]]]:
         tree = plugin.index.parsed(module)
         built: list[dict[str, ast.expr]] = []
         assigned: list[set[str]] = []
-        calls: list[tuple[ast.Call, int]] = []
+        calls: list[tuple[ast.Call, str, int]] = []
         todo: list[tuple[ast.AST, tuple[int, ...]]] = [(tree, ())] if tree is not None else []
         while todo:
             node, within = todo.pop()
@@ -318,13 +321,13 @@ def _calls_in_functions(plugin: PluginModel, module: str) -> list[tuple[ast.Call
                 within = (*within, len(built))
                 built.append({})
                 assigned.append(set())
-            elif isinstance(node, ast.Call):
-                calls.extend((node, fn) for fn in within)
+            elif isinstance(node, ast.Call) and (called := chain(node.func)):
+                calls.extend((node, called, fn) for fn in within)
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 for fn in within:
                     _construct(built[fn], assigned[fn], node.targets[0].id, node.value)
             todo.extend((child, within) for child in children(node) if not isinstance(child, LEAVES))
-        return [(call, built[fn]) for call, fn in calls]
+        return [(call, called, built[fn]) for call, called, fn in calls]
     return plugin.index.module_memo(module, ("calls-in-functions",), build)
 
 
