@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ..model.binding import BOUND, CALL, UNBOUND, Callee
 from ..model.inference import Inference, Lookup, Typed
-from ..model.nodes import LEAVES, chain, children
+from ..model.nodes import chain, children
 from ..model.parse import dotted
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import ClassInfo, FunctionInfo
@@ -35,8 +35,12 @@ _UNKNOWN = object()  # an assignment whose type is not known: the attribute's ty
 class PluginTyping:
     """The plugin against one host version: `self` types, plugin-provided members, assigned attributes."""
 
-    def __init__(self, plugin: PluginModel, view_resolver: Resolver, plugin_resolver: Resolver) -> None:
+    def __init__(self, plugin: PluginModel, view_resolver: Resolver, plugin_resolver: Resolver,
+                 constructions: dict[str, dict[str, list[tuple[ast.Call, dict[str, ast.expr]]]]] | None = None) -> None:
         self.plugin, self.resolver, self.plugin_resolver = plugin, view_resolver, plugin_resolver
+        # plugin module -> the plugin class paths its functions construct (see `_constructions`); of
+        # the plugin alone, so the typings of both host versions may share one
+        self._constructions = constructions if constructions is not None else {}
         self.provided: set[tuple[str, str]] = set()  # (canonical class path, member) the plugin defines
         self.aliases: dict[tuple[str, str], str] = {}  # (canonical target, local name) -> host member path
         self.patch_targets: dict[tuple[str, str], Symbol] = {}  # (plugin module, class qualname) -> target
@@ -132,13 +136,7 @@ class PluginTyping:
         index = self.plugin.index
         found: dict[str, Typed | None] = {}
         for mod in index.grep(f"{name}("):
-            resolved: dict[str, Symbol | None] = {}
-            for call, called, built in _calls_in_functions(self.plugin, mod) if mod in self.plugin.modules else ():
-                if called not in resolved:
-                    resolved[called] = self.plugin_resolver.resolve_in(mod, called)
-                cls = resolved[called]
-                if cls is None or cls.path != path:
-                    continue
+            for call, built in self._constructions_in(mod).get(path, ()) if mod in self.plugin.modules else ():
                 arg = call.args[position] if position < len(call.args) else next(
                     (k.value for k in call.keywords if k.arg == param), None)
                 made = built.get(arg.id) if isinstance(arg, ast.Name) else arg
@@ -150,6 +148,24 @@ class PluginTyping:
         if not found:
             return _UNKNOWN
         return next(iter(found.values())) if len(found) == 1 else None
+
+    def _constructions_in(self, mod: str) -> dict[str, list[tuple[ast.Call, dict[str, ast.expr]]]]:
+        """Class path -> the calls in a plugin module's functions that resolve to it, in walk order,
+        each with its function's single-assignment locals (`_local_constructions`); a call in a
+        nested function appears once per enclosing function, as a walk of each function finds it.
+        One walk per module however many classes `_constructed_with` asks about."""
+        if mod not in self._constructions:
+            by_path: dict[str, list[tuple[ast.Call, dict[str, ast.expr]]]] = {}
+            tree = self.plugin.index.parsed(mod)
+            for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) \
+                    if tree is not None else ():
+                built = _local_constructions(fn)
+                for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+                    cls = self.plugin_resolver.resolve_in(mod, chain(call.func)) if chain(call.func) else None
+                    if cls is not None:
+                        by_path.setdefault(cls.path, []).append((call, built))
+            self._constructions[mod] = by_path
+        return self._constructions[mod]
 
     def target_attrs(self) -> dict[str, dict[str, Typed | None]]:
         """Host class path -> the types of the attributes every patch class of it assigns on `self`."""
@@ -303,41 +319,19 @@ def _forwarded_params(node: ast.FunctionDef | ast.AsyncFunctionDef, host_init: F
     return {}
 
 
-def _calls_in_functions(plugin: PluginModel, module: str) -> list[tuple[ast.Call, str, dict[str, ast.expr]]]:
-    """Each call of a name chain (`a.b(...)`, and the chain) in each function of a plugin module (a
-    nested function's calls come once for every function holding them), with the locals that function assigns exactly once, to a call
-    (`sampler = Sampler(...)`: name -> that call). One walk of the module, kept per module: a walk of every
-    function (and of the functions nested in it again) for each class asked about was most of a
-    warm vllm-rbln calls check."""
-    def build() -> list[tuple[ast.Call, str, dict[str, ast.expr]]]:
-        tree = plugin.index.parsed(module)
-        built: list[dict[str, ast.expr]] = []
-        assigned: list[set[str]] = []
-        calls: list[tuple[ast.Call, str, int]] = []
-        todo: list[tuple[ast.AST, tuple[int, ...]]] = [(tree, ())] if tree is not None else []
-        while todo:
-            node, within = todo.pop()
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                within = (*within, len(built))
-                built.append({})
-                assigned.append(set())
-            elif isinstance(node, ast.Call) and (called := chain(node.func)):
-                calls.extend((node, called, fn) for fn in within)
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                for fn in within:
-                    _construct(built[fn], assigned[fn], node.targets[0].id, node.value)
-            todo.extend((child, within) for child in children(node) if not isinstance(child, LEAVES))
-        return [(call, called, built[fn]) for call, called, fn in calls]
-    return plugin.index.module_memo(module, ("calls-in-functions",), build)
-
-
-def _construct(out: dict[str, ast.expr], seen: set[str], name: str, value: ast.expr) -> None:
-    """One `name = value` of a function: a local assigned once, to a call, is that call."""
-    if name in seen:
-        out.pop(name, None)
-    elif isinstance(value, ast.Call):
-        out[name] = value
-    seen.add(name)
+def _local_constructions(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """Locals a function assigns exactly once, to a call (`sampler = Sampler(...)`): name -> that call."""
+    out: dict[str, ast.expr] = {}
+    seen: set[str] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            name = n.targets[0].id
+            if name in seen:
+                out.pop(name, None)
+            elif isinstance(n.value, ast.Call):
+                out[name] = n.value
+            seen.add(name)
+    return out
 
 
 class HostCall(NamedTuple):
