@@ -72,10 +72,21 @@ def test_bundles_keep_checks_sharing_a_fact_together_costliest_first():
         assert [c.name for c in bundle] == [n for n in order if n in {c.name for c in bundle}]
     costs = [sum(getattr(c, "cost", 1) for c in b) for b in bundles]
     assert costs == sorted(costs, reverse=True)
-    for fact in ("copies", "call_failures", "host_calls"):  # a shared fact is built in one process only
+    for fact in ("call_failures", "host_calls"):  # a shared fact of one side is built in one process only
         readers = {c.name for c in CHECKS if fact in getattr(c, "shares", ())}
         assert len(readers) >= 2
         assert any(readers <= {c.name for c in b} for b in bundles), fact
+    # a fact built before the fork (of both sides: the two sides of a bundle may part) bundles nothing
+    copies = {c.name for c in CHECKS if "copies" in getattr(c, "shares", ())}
+    assert len(copies) >= 2 and not any(copies <= {c.name for c in b} for b in bundles)
+
+
+def test_tasks_are_each_bundle_on_both_sides_costliest_first():
+    from pinport.checks import CHECKS
+    from pinport.scan import _bundles, _tasks
+
+    bundles = _bundles(CHECKS)
+    assert _tasks(CHECKS) == [(b, side) for b in bundles for side in (0, 1)]
 
 
 def test_bundles_join_checks_sharing_a_fact_even_through_a_third():
@@ -88,23 +99,24 @@ def test_bundles_join_checks_sharing_a_fact_even_through_a_third():
     assert [tuple(c.name for c in bundle) for bundle in _bundles((a, b, c, d))] == [("a", "b", "c"), ("d",)]
 
 
-def test_both_processes_take_bundles_until_none_is_left(monkeypatch):
-    """The worker and this process each take the next bundle as they finish one: every check runs
-    once, in one of them, and the findings are those of one process alone."""
+def test_both_processes_take_tasks_until_none_is_left(monkeypatch):
+    """The worker and this process each take the next task (a bundle on one side) as they finish
+    one: every check runs once on each side, in one of them, and the findings are those of one
+    process alone."""
     import pinport.scan as scan_mod
 
-    ran: list[tuple[int, tuple[str, ...]]] = []
-    real, parent = scan_mod._both_sides, os.getpid()
+    ran: list[tuple[int, tuple[str, ...], bool]] = []
+    real, parent = scan_mod._run_checks, os.getpid()
 
-    def noting(checks, sides, strict):
-        ran.append((os.getpid(), tuple(c.name for c in checks)))
+    def noting(checks, ctx, strict):
+        ran.append((os.getpid(), tuple(c.name for c in checks), ctx.judging_new))
         if os.getpid() == parent:
-            time.sleep(0.3)  # this process is slow: the worker surely takes bundles meanwhile
-        return real(checks, sides, strict)
-    monkeypatch.setattr(scan_mod, "_both_sides", noting)
+            time.sleep(0.3)  # this process is slow: the worker surely takes tasks meanwhile
+        return real(checks, ctx, strict)
+    monkeypatch.setattr(scan_mod, "_run_checks", noting)
     parallel = run_scan(OLD, HOST, PLUGIN)
-    here = [names for pid, names in ran if pid == os.getpid()]
-    assert here and len(here) < len(scan_mod._bundles(scan_mod.select_checks(())))  # the worker took some
+    here = [(names, new) for pid, names, new in ran if pid == os.getpid()]
+    assert here and len(here) < len(scan_mod._tasks(scan_mod.select_checks(())))  # the worker took some
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     assert [f.as_dict() for f in parallel.findings] == [f.as_dict() for f in run_scan(OLD, HOST, PLUGIN).findings]
 
@@ -113,8 +125,8 @@ def _die(*_args: object) -> None:
     os._exit(1)
 
 
-def _die_after_taking(bundles, take, *_args: object) -> None:
-    take(), take()  # two bundles taken, never run
+def _die_after_taking(tasks, take, *_args: object) -> None:
+    take(), take()  # two tasks taken, never run
     os._exit(1)
 
 

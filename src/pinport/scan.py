@@ -148,27 +148,29 @@ def _both_sides(checks: Iterable[Check], sides: tuple[ScanContext, ScanContext],
 
 
 Bundle = tuple[Check, ...]
+Task = tuple[Bundle, int]  # a bundle of checks and the side it judges (0: NEW, 1: OLD)
 Results = tuple[dict[str, list[Finding]], dict[str, list[Finding]]]  # by check name: judging NEW, judging OLD
+# facts of the plugin and both hosts together that checks read on both sides: built once before the
+# fork (the two sides of a bundle may run in different processes), not bundled by
+_BUILT_FIRST = ("copies",)
 
 
-def _run_taken(bundles: list[Bundle], take: Callable[[], int], sides: tuple[ScanContext, ScanContext],
+def _run_taken(tasks: list[Task], take: Callable[[], int], sides: tuple[ScanContext, ScanContext],
                strict: bool, done: list[int]) -> Results:
-    """Bundles run on both sides one at a time, each the next `take()` hands out (shared with the
-    other process), until none is left; the numbers of those run here are added to `done`."""
-    by_new: dict[str, list[Finding]] = {}
-    by_old: dict[str, list[Finding]] = {}
-    while (i := take()) < len(bundles):
-        new, old = _both_sides(bundles[i], sides, strict)
-        by_new.update(new)
-        by_old.update(old)
+    """Tasks run one at a time, each the next `take()` hands out (shared with the other process),
+    until none is left; the numbers of those run here are added to `done`."""
+    found: Results = ({}, {})
+    while (i := take()) < len(tasks):
+        bundle, side = tasks[i]
+        found[side].update(_run_checks(bundle, sides[side], strict))
         done.append(i)
-    return by_new, by_old
+    return found
 
 
-def _run_forked(bundles: list[Bundle], take: Callable[[], int], sides: tuple[ScanContext, ScanContext],
+def _run_forked(tasks: list[Task], take: Callable[[], int], sides: tuple[ScanContext, ScanContext],
                 strict: bool) -> Results:
-    """The forked worker's share: the bundles it takes, on both sides, then the summaries it built to the cache."""
-    result = _run_taken(bundles, take, sides, strict, [])
+    """The forked worker's share: the tasks it takes, then the summaries it built to the cache."""
+    result = _run_taken(tasks, take, sides, strict, [])
     for index in {id(ctx.host.index): ctx.host.index for ctx in sides}.values():
         index.flush()
     return result
@@ -177,14 +179,16 @@ def _run_forked(bundles: list[Bundle], take: Callable[[], int], sides: tuple[Sca
 def _bundles(checks: tuple[Check, ...]) -> list[Bundle]:
     """The checks in bundles, costliest first (a check's `cost` hint, default 1), each in registry order.
 
-    Checks that read the same costly shared fact (`shares`) are one bundle, so the forked worker
-    and this process never both build it.
+    Checks that read the same costly shared fact of one side (`shares`, but those of `_BUILT_FIRST`)
+    are one bundle, so the forked worker and this process never both build it.
     """
     bundle_of: dict[str, int] = {}  # check name or shared fact -> bundle number
     bundles: list[list[Check]] = []
+
+    def keys(check: Check) -> list[str]:
+        return [f"check:{check.name}", *(f"fact:{f}" for f in getattr(check, "shares", ()) if f not in _BUILT_FIRST)]
     for check in checks:
-        keys = [f"check:{check.name}", *(f"fact:{f}" for f in getattr(check, "shares", ()))]
-        joined = sorted({bundle_of[k] for k in keys if k in bundle_of})
+        joined = sorted({bundle_of[k] for k in keys(check) if k in bundle_of})
         target = joined[0] if joined else len(bundles)
         if not joined:
             bundles.append([])
@@ -193,34 +197,48 @@ def _bundles(checks: tuple[Check, ...]) -> list[Bundle]:
             bundles[other] = []
         bundles[target].append(check)
         for member in bundles[target]:
-            for key in (f"check:{member.name}", *(f"fact:{f}" for f in getattr(member, "shares", ()))):
+            for key in keys(member):
                 bundle_of[key] = target
     order = {c.name: i for i, c in enumerate(checks)}
     return [tuple(sorted(b, key=lambda c: order[c.name]))
             for b in sorted((b for b in bundles if b), key=lambda b: -sum(getattr(c, "cost", 1) for c in b))]
 
 
+def _tasks(checks: tuple[Check, ...]) -> list[Task]:
+    """Each bundle judging NEW, then judging OLD, costliest bundle first: the sides of one costly
+    check (the signatures check judging NEW took three times as long as judging OLD, cold, and
+    twice as long as any other bundle) go to both processes instead of to one."""
+    return [(bundle, side) for bundle in _bundles(checks) for side in (0, 1)]
+
+
 def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext], strict: bool) -> Results:
     """Both sides of every check; with two cores, shared with a forked worker.
 
     The worker inherits the loaded models (copy-on-write), so nothing but findings crosses
-    between the processes. Each process takes the next bundle of checks as it finishes one,
-    costliest first, so neither waits long for the other however a plugin's costs differ from the
-    hints. Without fork (or one core, or one check) everything runs here.
+    between the processes. Each process takes the next task (a bundle of checks on one side) as it
+    finishes one, costliest first, so neither waits long for the other however a plugin's costs
+    differ from the hints. Without fork (or one core, or one check) everything runs here.
     """
     if len(checks) < 2 or not can_fork():
         return _both_sides(checks, sides, strict)
-    bundles = _bundles(checks)
+    tasks = _tasks(checks)
     for ctx in sides:
         ctx.host.index.load_text()  # once, before the fork, instead of once per process
-    sides[0].facts.load_plugin_side()  # the plugin facts nearly every check reads: built once, inherited
+    facts = sides[0].facts
+    facts.load_plugin_side()  # the plugin facts nearly every check reads: built once, inherited
+    for name in _BUILT_FIRST:
+        if any(name in getattr(c, "shares", ()) for c in checks):
+            getattr(facts, name)
     take, mine = shared_counter(), []
 
-    def rest() -> Results:  # the worker died: every bundle this process did not run (some it had taken)
-        left = tuple(c for i, bundle in enumerate(bundles) if i not in mine for c in bundle)
-        return _both_sides(left, sides, strict)
-    local, forked = run_beside(lambda: _run_forked(bundles, take, sides, strict),
-                               lambda: _run_taken(bundles, take, sides, strict, mine), fallback=rest)
+    def rest() -> Results:  # the worker died: every task this process did not run (some it had taken)
+        found: Results = ({}, {})
+        for i, (bundle, side) in enumerate(tasks):
+            if i not in mine:
+                found[side].update(_run_checks(bundle, sides[side], strict))
+        return found
+    local, forked = run_beside(lambda: _run_forked(tasks, take, sides, strict),
+                               lambda: _run_taken(tasks, take, sides, strict, mine), fallback=rest)
     return tuple({c.name: {**local[i], **forked[i]}[c.name] for c in checks} for i in (0, 1))  # type: ignore[return-value]
 
 

@@ -7,6 +7,7 @@ only when it holds a call of that name; every prefilter is memoised per index.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
@@ -21,6 +22,29 @@ from .units import call_name, module_units, spans, walk_unit
 def modules_mentioning(index: CodeIndex, text: str, top: str = "") -> tuple[str, ...]:
     """Modules (sorted) whose source contains `text`: the cheap prefilter before any parse."""
     return index.memo(("grep", top, text), lambda: index.grep(text, top))
+
+
+_CLASS_HEADER = re.compile(r"\bclass\s+\w+[\s\\]*\(")
+
+
+def modules_subclassing(index: CodeIndex, short: str, top: str = "") -> tuple[str, ...]:
+    """Modules (sorted) that may define a class with a base spelt `short` or `x.short`: those whose
+    text has a `class X(` header naming `short` between its parentheses (a header it cannot cut out
+    counts). A superset of the modules whose summaries list such a base, found from text, so a
+    search for subclasses reads (and, cold, builds) only their summaries, not those of every
+    module mentioning the name."""
+    def build() -> tuple[str, ...]:
+        word = re.compile(rf"\b{re.escape(short)}\b")
+        out = []
+        for module in modules_mentioning(index, short, top):
+            text = index.source(module)
+            for header in _CLASS_HEADER.finditer(text):
+                bases = _arguments_at(text, header.end() - 1)
+                if bases is None or word.search(bases):
+                    out.append(module)
+                    break
+        return tuple(out)
+    return index.memo(("subclassing", top, short), build)
 
 
 def _arguments_at(text: str, start: int) -> str | None:

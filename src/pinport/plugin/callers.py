@@ -18,6 +18,7 @@ from ..model.callsites import (
     failing_call_lines,
     iter_call_sites,
     modules_mentioning,
+    modules_subclassing,
     text_lines,
 )
 from ..model.host import HostView
@@ -739,7 +740,7 @@ def _inheriting(view: HostView, owner: Symbol, name: str) -> list[Symbol]:
     out, todo, seen = [owner], [owner], {owner.path}
     while todo:
         short = todo.pop().path.rpartition(".")[2]
-        for module in modules_mentioning(view.index, short, resolver.top):
+        for module in modules_subclassing(view.index, short, resolver.top):
             classes = [(module, n, c) for n, c in view.index.modules[module].classes.items()]
             while classes:
                 prefix, cls_name, info = classes.pop()

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..model.callsites import modules_mentioning, text_lines
+from ..model.callsites import modules_mentioning, modules_subclassing, text_lines
 from ..model.host import HostView
 from ..model.inference import host_inference
 from ..model.resolve import CLASS, Symbol
@@ -122,7 +122,7 @@ class HostPaths:
     def _host_subclasses(self, cls: Symbol) -> Iterator[Symbol]:
         short = cls.path.rpartition(".")[2]
         resolver = self.view.resolver
-        for module in modules_mentioning(self.view.index, short, resolver.top):
+        for module in modules_subclassing(self.view.index, short, resolver.top):
             for name, info in self.view.index.modules[module].classes.items():
                 if any(b.rpartition(".")[2] == short for b in info.bases):
                     sub = self.view.resolve(f"{module}.{name}")
