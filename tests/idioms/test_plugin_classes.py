@@ -101,17 +101,24 @@ class OmniClient(EngineClient):
 class OmniServing(Serving):
     def create(self, prompt):
         return self.engine_client.generate(prompt=prompt, request_id="r", sampling_params_list=[])
+
+
+def serve():
+    return OmniServing({client})
 """
 
 
-@pytest.mark.parametrize(("extra", "expected"), [
-    ("sampling_params_list=None", ["PP0301 warning latent"]),
-    # negative twin: the plugin's override does not take the call either
-    ("output_modalities=None", ["PP0301 error latent"]),
+@pytest.mark.parametrize(("extra", "client", "expected"), [
+    ("sampling_params_list=None", "OmniClient()", ["PP0301 warning latent"]),
+    # negative twins: the plugin's override does not take the call either, or the plugin never builds
+    # its subclass (the host's own client is all there is)
+    ("output_modalities=None", "OmniClient()", ["PP0301 error latent"]),
+    ("sampling_params_list=None", "EngineClient()", ["PP0301 error latent"]),
 ])
-def test_a_call_a_plugin_subclass_of_the_receivers_class_takes_is_a_warning(extra, expected):
+def test_a_call_a_plugin_subclass_of_the_receivers_class_takes_is_a_warning(extra, client, expected):
     host = {"host/engine.py": CLIENT}
-    result = run_scan(host, host, {"plug/serving.py": SERVING.format(extra=extra)}, checks=(CallsCheck(),))
+    result = run_scan(host, host, {"plug/serving.py": SERVING.format(extra=extra, client=client)},
+                      checks=(CallsCheck(),))
     expect(result, expected)
     warned = expected[0].split()[1] == "warning"
     for finding in result.findings:

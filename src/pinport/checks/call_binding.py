@@ -138,7 +138,8 @@ class _Context:
     def plugin_override_binding(self, callee: Callee, call: ast.Call) -> str:
         """The override, as "Plugin.method", that takes a call on an object typed as a host class
         (`self.engine_client.generate(...)`, `engine_client: EngineClient`) in a plugin subclass of that
-        class (`class AsyncOmni(EngineClient)` overriding `generate`): the object may be the plugin's."""
+        class (`class AsyncOmni(EngineClient)` overriding `generate`) that plugin code builds itself: the
+        object may be the plugin's."""
         receiver = callee.receiver.path if callee.receiver is not None else callee.sym.owner
         if callee.sym.kind != METHOD or not receiver:
             return ""
@@ -146,7 +147,8 @@ class _Context:
         resolver = self.ctx.facts.plugin_resolver
         for (module, qual), base in self.subclass_bases.items():
             if receiver in {c.path for c in self.ctx.host.resolver.mro(base)}:
-                if taker := _own_method_taking(resolver, f"{module}.{qual}", name, call):
+                taker = _own_method_taking(resolver, f"{module}.{qual}", name, call)
+                if taker and self.typing.built_in_plugin(f"{module}.{qual}"):
                     return taker
         return ""
 
