@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness import expect, only, run_scan
+from harness import expect, only, outcomes, run_scan
 from pinport.checks.instance_attributes import AttributesCheck
 from pinport.checks.mirrors import MirrorsCheck
 from pinport.checks.undefined import UndefinedCheck
@@ -198,3 +198,83 @@ def test_an_overrides_reach_is_judged_once_across_runs(tmp_path, monkeypatch, ca
     assert verdict(cache) is reached and judged == [reached]
     assert verdict(cache) is reached and judged == [reached]  # read back, not judged again
     assert verdict(None) is reached and judged == [reached, reached]
+
+
+def _cached_scans(tmp_path, old_files, new_files, plugin_files, check, **config):
+    """scan(cache) -> the check's findings over these trees, with `cache` (an IndexCache or None) as
+    the index cache: the same trees each time, so a second scan with the cache is a warm one."""
+    from harness import HOST, PLUGIN, SYNTHETIC, inline_tree
+    from pinport.config import Settings
+    from pinport.scan import load_models, scan_models
+
+    settings = Settings(host=HOST, plugin_package=PLUGIN, pin_sources=(), **SYNTHETIC, **config)
+    old = inline_tree(tmp_path / "old", HOST, "host 1.0", old_files)
+    new = inline_tree(tmp_path / "new", HOST, "host 2.0", new_files)
+    plugin = inline_tree(tmp_path / "plugin", PLUGIN, "plugin", plugin_files)
+
+    def scan(cached):
+        models = load_models(plugin, old, new, settings, cache=cached)
+        models.index_cache = cached
+        return scan_models(models, settings, extra_checks=(check,), strict=True)
+    return scan
+
+
+def test_the_unused_classes_of_forks_are_found_once_across_runs(tmp_path, monkeypatch):
+    """Which classes of forked files nothing in the plugin hands on (`ScanFacts.unused_fork_classes`)
+    is kept in the index cache: a second scan of the same trees reads it instead of walking every
+    plugin module again, and reports the same; without a cache it is found on every scan."""
+    import pinport.facts as facts_mod
+    from pinport.checks.override_signature import SignaturesCheck
+    from pinport.model.index import IndexCache
+
+    base = "class BackendBase:\n    def shape(self, n):\n        return (n,)\n"
+    forked = ("from host.base import BackendBase\n\n\nclass Backend(BackendBase):\n    def shape(self, n):\n"
+              "        return (2, n)\n\n\nclass Impl:\n    def forward(self, x):\n        return x\n")
+    new_base = base.replace("(self, n)", "(self, n, spec=None)") + \
+        "\n\ndef shape_of(b: BackendBase):\n    return b.shape(1, spec=2)\n"
+    scan = _cached_scans(tmp_path, {"host/base.py": base, "host/flash.py": forked},
+                         {"host/base.py": new_base, "host/flash.py": forked},
+                         {"plug/flash_fork.py": forked, "plug/attention.py": "from plug.flash_fork import Impl\n\nIMPLS = [Impl]\n"},
+                         SignaturesCheck(), forks=(("plug/flash_fork.py", "host/flash.py"),))
+    walked: list[frozenset] = []
+    real = facts_mod.unreached_classes
+    monkeypatch.setattr(facts_mod, "unreached_classes", lambda *a: walked.append(found := real(*a)) or found)
+    cache = IndexCache(tmp_path / "index.sqlite")
+    first = outcomes(scan(cache), at=True)
+    assert first == ["PP0204 info latent Backend:4"] and walked == [{("plug.flash_fork", "Backend")}]
+    assert outcomes(scan(cache), at=True) == first and len(walked) == 1  # read back, not walked again
+    assert outcomes(scan(None), at=True) == first and len(walked) == 2
+
+
+def test_the_host_calls_confirming_an_override_are_found_once_across_runs(tmp_path, monkeypatch):
+    """The host call sites reaching a plugin class through a host attribute the plugin sets
+    (`ScanFacts.confirmed_by`) are kept in the index cache: a second scan of the same trees reads
+    them instead of parsing the host modules calling the method, and confirms the same error."""
+    from pinport.checks.override_signature import SignaturesCheck
+    from pinport.facts import ScanFacts
+    from pinport.model.index import IndexCache
+
+    host = {"host/proposer.py": "class Proposer:\n    def propose(self, tokens, step=0):\n        return tokens\n",
+            "host/runner.py": "from host.proposer import Proposer\n\n\nclass Runner:\n    def __init__(self):\n"
+                              "        self.drafter = Proposer()\n\n    def execute(self, tokens):\n"
+                              "        return self.drafter.propose(tokens, step=1)\n"}
+    plugin = {"plug/proposer.py": "from host.proposer import Proposer\n\n\nclass MyProposer(Proposer):\n"
+                                  "    def propose(self, tokens):\n        return tokens\n",
+              "plug/runner.py": "from host.runner import Runner\nfrom plug.proposer import MyProposer\n\n\n"
+                                "class MyRunner(Runner):\n    def __init__(self):\n        super().__init__()\n"
+                                "        self.drafter = MyProposer()\n"}
+    scan = _cached_scans(tmp_path, host, host, plugin, SignaturesCheck())
+    searched: list[int] = []
+    real = ScanFacts.confirming_sites
+    monkeypatch.setattr(ScanFacts, "confirming_sites", lambda self, *a: searched.append(1) or real(self, *a))
+    cache = IndexCache(tmp_path / "index.sqlite")
+
+    def confirmed(cached) -> list[str]:
+        (finding,) = scan(cached).findings
+        assert (finding.code, finding.level.value, finding.plugin.line) == ("PP0101", "error", 5)
+        return [d for d in finding.details if d.startswith("confirmed by")]
+    expected = ["confirmed by host/runner.py:9, which calls it through `self.drafter`, set to the plugin's class"]
+    assert confirmed(cache) == expected and searched
+    runs = len(searched)
+    assert confirmed(cache) == expected and len(searched) == runs  # read back, not searched again
+    assert confirmed(None) == expected and len(searched) > runs  # no cache: searched on every scan

@@ -1,6 +1,7 @@
 """scan.py: drift vs latent, and call-site evidence folded into the signature finding it confirms."""
 
 import os
+import time
 
 from harness import expect, load_inline_models, only, run_scan
 from pinport.findings import Status
@@ -60,35 +61,60 @@ def test_forked_and_serial_runs_agree(monkeypatch):
     assert parallel.checks == serial.checks
 
 
-def test_split_balances_cost_and_keeps_registry_order():
+def test_bundles_keep_checks_sharing_a_fact_together_costliest_first():
     from pinport.checks import CHECKS
-    from pinport.scan import _split
+    from pinport.scan import _bundles
 
-    here, there = _split(CHECKS)
-    assert sorted(c.name for c in here + there) == sorted(c.name for c in CHECKS)
+    bundles = _bundles(CHECKS)
+    assert sorted(c.name for b in bundles for c in b) == sorted(c.name for c in CHECKS)
     order = [c.name for c in CHECKS]
-    for group in (here, there):
-        assert [c.name for c in group] == [n for n in order if n in {c.name for c in group}]
-    cost = lambda group: sum(getattr(c, "cost", 1) for c in group)  # noqa: E731
-    assert abs(cost(here) - cost(there)) <= max(getattr(c, "cost", 1) for c in CHECKS)
+    for bundle in bundles:
+        assert [c.name for c in bundle] == [n for n in order if n in {c.name for c in bundle}]
+    costs = [sum(getattr(c, "cost", 1) for c in b) for b in bundles]
+    assert costs == sorted(costs, reverse=True)
     for fact in ("copies", "call_failures", "host_calls"):  # a shared fact is built in one process only
         readers = {c.name for c in CHECKS if fact in getattr(c, "shares", ())}
         assert len(readers) >= 2
-        assert readers <= {c.name for c in here} or readers <= {c.name for c in there}, fact
+        assert any(readers <= {c.name for c in b} for b in bundles), fact
 
 
-def test_split_keeps_checks_sharing_a_fact_together_even_through_a_third():
-    from pinport.scan import _split
+def test_bundles_join_checks_sharing_a_fact_even_through_a_third():
+    from pinport.scan import _bundles
 
     def check(name: str, cost: float, *shares: str):
         return type(name, (), {"name": name, "cost": cost, "shares": shares})()
 
     a, b, c, d = check("a", 1, "x"), check("b", 1, "y"), check("c", 1, "x", "y"), check("d", 2)
-    here, there = _split((a, b, c, d))
-    assert {tuple(c.name for c in here), tuple(c.name for c in there)} == {("a", "b", "c"), ("d",)}
+    assert [tuple(c.name for c in bundle) for bundle in _bundles((a, b, c, d))] == [("a", "b", "c"), ("d",)]
+
+
+def test_both_processes_take_bundles_until_none_is_left(monkeypatch):
+    """The worker and this process each take the next bundle as they finish one: every check runs
+    once, in one of them, and the findings are those of one process alone."""
+    import pinport.scan as scan_mod
+
+    ran: list[tuple[int, tuple[str, ...]]] = []
+    real, parent = scan_mod._both_sides, os.getpid()
+
+    def noting(checks, sides, strict):
+        ran.append((os.getpid(), tuple(c.name for c in checks)))
+        if os.getpid() == parent:
+            time.sleep(0.3)  # this process is slow: the worker surely takes bundles meanwhile
+        return real(checks, sides, strict)
+    monkeypatch.setattr(scan_mod, "_both_sides", noting)
+    parallel = run_scan(OLD, HOST, PLUGIN)
+    here = [names for pid, names in ran if pid == os.getpid()]
+    assert here and len(here) < len(scan_mod._bundles(scan_mod.select_checks(())))  # the worker took some
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert [f.as_dict() for f in parallel.findings] == [f.as_dict() for f in run_scan(OLD, HOST, PLUGIN).findings]
 
 
 def _die(*_args: object) -> None:
+    os._exit(1)
+
+
+def _die_after_taking(bundles, take, *_args: object) -> None:
+    take(), take()  # two bundles taken, never run
     os._exit(1)
 
 
@@ -96,8 +122,9 @@ def test_a_dead_worker_does_not_lose_its_checks(monkeypatch):
     import pinport.scan as scan_mod
 
     expected = [f.as_dict() for f in run_scan(OLD, HOST, PLUGIN).findings]
-    monkeypatch.setattr(scan_mod, "_run_forked", _die)
-    assert [f.as_dict() for f in run_scan(OLD, HOST, PLUGIN).findings] == expected
+    for dying in (_die, _die_after_taking):
+        monkeypatch.setattr(scan_mod, "_run_forked", dying)
+        assert [f.as_dict() for f in run_scan(OLD, HOST, PLUGIN).findings] == expected
 
 
 def test_a_plugin_file_that_does_not_parse_is_reported_and_the_rest_analysed():

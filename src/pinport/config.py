@@ -74,6 +74,14 @@ def dotted_name(value: Any, where: str) -> str:
     return value
 
 
+def _op_registrar(value: Any, where: str) -> str:
+    """`"name(op_param, func_param)"`: a host function registering a custom op, and its two parameters."""
+    value = nonempty(value, where)
+    if not re.fullmatch(r"\s*[\w.]+\s*\(\s*\w+\s*,\s*\w+\s*\)\s*", value):
+        raise ConfigError(f"{where} must look like 'register_op(op_name, op_func)', not {value!r}")
+    return value
+
+
 def optional(rule: Rule) -> Rule:
     """The rule, or "" for "not set"."""
     return lambda value, where: "" if value == "" else rule(value, where)
@@ -308,6 +316,10 @@ class Settings:
     # host methods the host runs without naming them (`forward` through torch's `Module.__call__`):
     # an ordinary subclass's override of one is always reachable
     called_implicitly: tuple[str, ...] = setting((), strings(nonempty))
+    # host functions registering a function as a torch custom op, with the parameters naming the op and
+    # the function (`"direct_register_custom_op(op_name, op_func)"`): the function runs where
+    # `torch.ops.<ns>.<op>` is called (the caller graph of `plugin.host_paths`)
+    op_registrars: tuple[str, ...] = setting((), strings(_op_registrar))
     # how host expressions that build plain values (tensors), not host objects, start
     plain_values: tuple[str, ...] = setting((), strings(nonempty))
     # type names of single values in host annotations (`torch.Tensor`): a call declared to return one

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import cached_property
@@ -27,8 +28,15 @@ from .model.resolve import CLASS, EXTERNAL, INERT_BASES, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, Param, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.assigned import AssignedAttribute, find_assigned_attributes
-from .plugin.callers import Failure, host_call_failures, override_reached, replaced_units
+from .plugin.callers import (
+    Failure,
+    host_call_failures,
+    instance_calls_reached,
+    override_reached,
+    replaced_units,
+)
 from .plugin.forks import Copies, find_copies, find_copy_sources, stored_copy_sources
+from .plugin.host_paths import HostPaths, OpRegistrar
 from .plugin.model import PluginModel
 from .plugin.origins import Origin, copy_origins
 from .plugin.reach import (
@@ -226,6 +234,19 @@ class ScanFacts:
                         out.append((site, held.attr, param))
         return tuple(out)
 
+    def confirmed_by(self, view: HostView, patch: Patch) -> tuple[tuple[str, int, str, str], ...]:
+        """(host module, line, attribute, parameter that fails) of each of `confirming_sites`, kept across
+        runs: finding them parses every host module calling the method (most of a warm vllm-ascend
+        signatures check)."""
+        if patch.kind is not PatchKind.OVERRIDE or not patch.via:
+            return ()
+        key = ("confirmed-by", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
+        name = f"confirming-sites-1:{patch.plugin_module}:{patch.site.line}:{patch.via}:{patch.owner}:{patch.name}"
+
+        def build() -> tuple[tuple[str, int, str, str], ...]:
+            return tuple((site.module, site.line, attr, param) for site, attr, param in self.confirming_sites(view, patch))
+        return self.keep(key, lambda: self.stored(name, tuple[tuple[str, int, str, str], ...], build, view))
+
     def self_use(self, method: HostMethod) -> SelfUse:
         return self_use(self.uses, method)
 
@@ -301,8 +322,12 @@ class ScanFacts:
     @cached_property
     def unused_fork_classes(self) -> frozenset[tuple[str, str]]:
         """(module, class) of the classes in forked files that no plugin code hands on: the host
-        never calls them, so their overrides are not judged one by one."""
-        return unreached_classes(self.plugin, {f.plugin_module for f in self.copies.forks})
+        never calls them, so their overrides are not judged one by one. Kept across runs: walking
+        every plugin module that spells a forked class was a third of a warm vllm-ascend scan."""
+        modules = sorted({f.plugin_module for f in self.copies.forks})
+        name = "unused-fork-classes-1:" + hashlib.blake2b("\0".join(modules).encode(), digest_size=16).hexdigest()
+        found = self.stored(name, list[tuple[str, str]], lambda: sorted(unreached_classes(self.plugin, set(modules))))
+        return frozenset(found)
 
     # -- the plugin against one host version -------------------------------------------------------
     def provided_by_plugin(self, view: HostView, owner: Symbol) -> frozenset[str]:
@@ -335,10 +360,83 @@ class ScanFacts:
 
         def build() -> bool:
             return override_reached(view, patch, self.replaced_units(view), self.settings.called_implicitly,
-                                    lambda: self.lineage(patch))
+                                    lambda: self.lineage(patch), self.host_paths(view).runs, self.plugin_sets)
         # kept across runs: walking host modules for the ways a call can reach the class is most of a warm scan
         name = f"override-reached-1:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:{patch.target}"
         return self.keep(key, lambda: self.stored(name, bool, build, view))
+
+    def instance_calls_reached(self, view: HostView, patch: Patch) -> bool:
+        """Whether `view`'s code may call an instance of the patched host class in a way the replacement of
+        its implicitly run member rejects (see `plugin.callers.instance_calls_reached`)."""
+        key = ("instance-calls", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
+        name = f"instance-calls-1:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.target}"
+        return self.keep(key, lambda: self.stored(
+            name, bool, lambda: instance_calls_reached(view, patch, self.replaced_units(view)), view))
+
+    def host_paths(self, view: HostView) -> HostPaths:
+        """Which of `view`'s units may still run once the plugin is loaded (`plugin.host_paths`), kept per view."""
+        def build() -> HostPaths:
+            registrars = tuple(r for text in self.settings.op_registrars if (r := OpRegistrar.parse(text)) is not None)
+            return HostPaths(view, self.replaced_units(view), lambda path: self.stand_ins(view).get(path, ()),
+                             lambda path: self.derived_classes(view, path), self.plugin_spells,
+                             registrars, self.settings.called_implicitly)
+        return self.keep(("host-paths", id(view)), build)
+
+    def stand_ins(self, view: HostView) -> dict[str, tuple[ClassShape, ...]]:
+        """Host class path in `view` -> the plugin classes installed in its place (`register_oot`)."""
+        def build() -> dict[str, tuple[ClassShape, ...]]:
+            out: dict[str, list[ClassShape]] = {}
+            for r in self.plugin.surface.replacements:
+                host = view.resolve(r.host_class)
+                shape = self.class_shape(f"{r.plugin_module}.{r.plugin_class}")
+                if host is not None and shape is not None:
+                    out.setdefault(host.path, []).append(shape)
+            return {k: tuple(v) for k, v in out.items()}
+        return self.keep(("stand-ins", id(view)), build)
+
+    def derived_classes(self, view: HostView, host_class: str) -> tuple[ClassShape, ...]:
+        """The plugin classes deriving from the host class `host_class` of `view`."""
+        def build() -> tuple[ClassShape, ...]:
+            short = host_class.rpartition(".")[2]
+            resolver, out = self.plugin_resolver, []
+            for module, summary in self.plugin.index.modules.items():
+                for name in summary.classes:
+                    sym = resolver.resolve(f"{module}.{name}")
+                    if sym is None or sym.kind != CLASS or not any(
+                            c.kind == EXTERNAL and c.path.rpartition(".")[2] == short for c in resolver.mro(sym)):
+                        continue
+                    shape = self.class_shape(sym.path)
+                    if shape is not None and any(host_class in {c.path for c in view.resolver.mro(b)}
+                                                 for p in shape.host_bases if (b := view.resolve(p)) is not None):
+                        out.append(shape)
+            return tuple(out)
+        return self.keep(("derived", id(view), host_class), build)
+
+    def plugin_spells(self, name: str) -> bool:
+        """Whether plugin code spells `name` as a word (it may call the host member of that name)."""
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        return self.keep(("spells", name), lambda: any(
+            name in self.plugin.index.source(m) and word.search(self.plugin.index.source(m)) for m in self.plugin.modules))
+
+    def plugin_sets(self, attr: str) -> bool:
+        """Whether plugin code may store something other than `None` in an attribute named `attr`
+        (`x.attr = value`, or the name as a string: `setattr(x, "attr", value)`)."""
+        def build() -> bool:
+            for module in self.plugin.modules:
+                if attr not in self.plugin.index.source(module):
+                    continue
+                tree = self.plugin.index.parsed(module)
+                for node in ast.walk(tree) if tree is not None else ():
+                    if isinstance(node, ast.Constant) and node.value == attr:
+                        return True
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                        node, ast.AnnAssign | ast.AugAssign) else []
+                    value = getattr(node, "value", None)
+                    if any(isinstance(t, ast.Attribute) and t.attr == attr for t in targets) and not (
+                            isinstance(value, ast.Constant) and value.value is None):
+                        return True
+            return False
+        return self.keep(("plugin-sets", attr), build)
 
     def lineage(self, patch: Patch) -> Lineage | None:
         """Where host code can meet instances of the plugin class an override belongs to (see

@@ -25,7 +25,7 @@ from .plugin.model import PluginModel, load_plugin_model
 from .plugin.project import is_for_other_release, version_specific_modules
 from .sources.progress import ProgressFn, no_progress
 from .sources.tree import SourceTree
-from .workers import can_fork, run_beside
+from .workers import can_fork, run_beside, shared_counter
 
 log = logging.getLogger(__name__)
 
@@ -143,20 +143,38 @@ def _both_sides(checks: Iterable[Check], sides: tuple[ScanContext, ScanContext],
     return _run_checks(checks, sides[0], strict), _run_checks(checks, sides[1], strict)
 
 
-def _run_forked(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext],
-                strict: bool) -> tuple[dict[str, list[Finding]], dict[str, list[Finding]]]:
-    """The forked worker's share: its checks on both sides, then the summaries it built to the cache."""
-    result = _both_sides(checks, sides, strict)
+Bundle = tuple[Check, ...]
+Results = tuple[dict[str, list[Finding]], dict[str, list[Finding]]]  # by check name: judging NEW, judging OLD
+
+
+def _run_taken(bundles: list[Bundle], take: Callable[[], int], sides: tuple[ScanContext, ScanContext],
+               strict: bool, done: list[int]) -> Results:
+    """Bundles run on both sides one at a time, each the next `take()` hands out (shared with the
+    other process), until none is left; the numbers of those run here are added to `done`."""
+    by_new: dict[str, list[Finding]] = {}
+    by_old: dict[str, list[Finding]] = {}
+    while (i := take()) < len(bundles):
+        new, old = _both_sides(bundles[i], sides, strict)
+        by_new.update(new)
+        by_old.update(old)
+        done.append(i)
+    return by_new, by_old
+
+
+def _run_forked(bundles: list[Bundle], take: Callable[[], int], sides: tuple[ScanContext, ScanContext],
+                strict: bool) -> Results:
+    """The forked worker's share: the bundles it takes, on both sides, then the summaries it built to the cache."""
+    result = _run_taken(bundles, take, sides, strict, [])
     for index in {id(ctx.host.index): ctx.host.index for ctx in sides}.values():
         index.flush()
     return result
 
 
-def _split(checks: tuple[Check, ...]) -> tuple[tuple[Check, ...], tuple[Check, ...]]:
-    """Two groups of about equal cost (a check's `cost` hint, default 1), each in registry order.
+def _bundles(checks: tuple[Check, ...]) -> list[Bundle]:
+    """The checks in bundles, costliest first (a check's `cost` hint, default 1), each in registry order.
 
-    Checks that read the same costly shared fact (`shares`) stay together, so the forked worker and
-    this process never both build it: bundles of such checks are spread, not the checks.
+    Checks that read the same costly shared fact (`shares`) are one bundle, so the forked worker
+    and this process never both build it.
     """
     bundle_of: dict[str, int] = {}  # check name or shared fact -> bundle number
     bundles: list[list[Check]] = []
@@ -173,30 +191,32 @@ def _split(checks: tuple[Check, ...]) -> tuple[tuple[Check, ...], tuple[Check, .
         for member in bundles[target]:
             for key in (f"check:{member.name}", *(f"fact:{f}" for f in getattr(member, "shares", ()))):
                 bundle_of[key] = target
-    loads, groups = [0.0, 0.0], ([], [])
-    for bundle in sorted((b for b in bundles if b), key=lambda b: -sum(getattr(c, "cost", 1) for c in b)):
-        lighter = loads.index(min(loads))
-        loads[lighter] += sum(getattr(c, "cost", 1) for c in bundle)
-        groups[lighter].extend(bundle)
     order = {c.name: i for i, c in enumerate(checks)}
-    return tuple(sorted(groups[0], key=lambda c: order[c.name])), tuple(sorted(groups[1], key=lambda c: order[c.name]))
+    return [tuple(sorted(b, key=lambda c: order[c.name]))
+            for b in sorted((b for b in bundles if b), key=lambda b: -sum(getattr(c, "cost", 1) for c in b))]
 
 
-def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext],
-             strict: bool) -> tuple[dict[str, list[Finding]], dict[str, list[Finding]]]:
-    """Both sides of every check; with two cores, half the checks run in a forked worker.
+def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext], strict: bool) -> Results:
+    """Both sides of every check; with two cores, shared with a forked worker.
 
     The worker inherits the loaded models (copy-on-write), so nothing but findings crosses
-    between the processes. Without fork (or one core, or one check) everything runs here.
+    between the processes. Each process takes the next bundle of checks as it finishes one,
+    costliest first, so neither waits long for the other however a plugin's costs differ from the
+    hints. Without fork (or one core, or one check) everything runs here.
     """
     if len(checks) < 2 or not can_fork():
         return _both_sides(checks, sides, strict)
-    here, there = _split(checks)
+    bundles = _bundles(checks)
     for ctx in sides:
         ctx.host.index.load_text()  # once, before the fork, instead of once per process
     sides[0].facts.load_plugin_side()  # the plugin facts nearly every check reads: built once, inherited
-    local, forked = run_beside(lambda: _run_forked(there, sides, strict), lambda: _both_sides(here, sides, strict),
-                               fallback=lambda: _both_sides(there, sides, strict))
+    take, mine = shared_counter(), []
+
+    def rest() -> Results:  # the worker died: every bundle this process did not run (some it had taken)
+        left = tuple(c for i, bundle in enumerate(bundles) if i not in mine for c in bundle)
+        return _both_sides(left, sides, strict)
+    local, forked = run_beside(lambda: _run_forked(bundles, take, sides, strict),
+                               lambda: _run_taken(bundles, take, sides, strict, mine), fallback=rest)
     return tuple({c.name: {**local[i], **forked[i]}[c.name] for c in checks} for i in (0, 1))  # type: ignore[return-value]
 
 

@@ -92,6 +92,19 @@ def _serve(conn: Connection, work: Callable[[], object], parent: int) -> None:
         conn.close()
 
 
+def shared_counter() -> Callable[[], int]:
+    """A `take()` handing out 0, 1, 2, ... once each, across this process and the workers it forks
+    afterwards: two processes pulling work items by number share them out as they finish."""
+    value = get_context("fork").Value("i", 0)
+
+    def take() -> int:
+        with value.get_lock():
+            taken = value.value
+            value.value = taken + 1
+        return taken
+    return take
+
+
 def run_beside(there: Callable[[], There], here: Callable[[], Here], *,
                fallback: Callable[[], There] | None = None) -> tuple[Here, There]:
     """(`here()`, `there()`), `there` in a forked worker while `here` runs in this process.

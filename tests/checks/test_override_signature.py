@@ -388,3 +388,53 @@ def test_a_class_installed_in_place_of_a_host_class_is_built_where_the_host_buil
     expect(result, [expected, "PP0101 warning latent MyProposer.propose:8"], at=True)
     init = next(f for f in result.findings if f.plugin.unit == "MyProposer.__init__")
     assert (init.args["param"], init.new.path, init.new.line) == ("runner", "host/proposer.py", 2)
+
+
+_BLOCKS = """import torch
+
+
+class Block(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Layer(torch.nn.Module):
+    def __init__(self):
+        self.mlp = Block()
+
+    def forward(self, h):
+        return {call}
+"""
+_RENAMING = "from host.model import Block\n\n\ndef my_forward(self, hidden):\n    return hidden\n\n\n" \
+            "def install():\n    Block.forward = my_forward\n"
+
+
+@pytest.mark.parametrize(("call", "extra", "level"), [
+    # the host keeps every Block in `Layer.mlp` and calls it positionally: a rename in place binds
+    ("self.mlp(h)", "", "info"),
+    # negative twins: a host call through Module.__call__ that the replacement rejects keeps the warning
+    ("self.mlp(x=h)", "", "warning"),
+    ("self.mlp(h)", "\n\ndef run(layer: Layer):\n    return layer.mlp(x=1)\n", "warning"),  # off a typed holder
+    ("self.mlp(h)", "\n\ndef run(layer):\n    return layer.mlp(x=1)\n", "warning"),  # untyped, the holder named
+    ("self.mlp(h)", "\n\ndef handed(layer: Layer):\n    return layer.mlp\n", "warning"),  # the instance handed on
+    ("self.mlp(h)", "\n\nSPARE = [Block()]\n", "warning"),  # an instance not kept in an attribute
+    ("self.mlp(h)", "\n\ndef peek(layer):\n    return getattr(layer, 'mlp')\n", "warning"),  # read by name
+])
+def test_an_implicitly_called_replacement_is_judged_at_the_hosts_calls_of_its_instances(call, extra, level):
+    host = {"host/model.py": _BLOCKS.format(call=call) + extra}
+    result = run_scan(host, host, {"plug/patch.py": _RENAMING}, checks=(SignaturesCheck(),),
+                      called_implicitly=("forward",))
+    expect(result, [f"PP0101 {level} latent install:9", f"PP0201 {level} latent install:9"], at=True)
+    assert [(f.args["param"], f.new.path, f.new.line, f.old.path, f.old.line) for f in result.findings] == [
+        ("x", "host/model.py", 5, "host/model.py", 5), ("hidden", "host/model.py", 5, "host/model.py", 5)]
+    if level == "info":
+        assert all(f.details[-1].startswith("no call in host 2.0 can fail against the replacement") for f in result.findings)
+
+
+def test_calls_of_another_holders_attribute_do_not_reach_the_replacement():
+    # `Other.mlp` holds something else: its keyword call cannot meet a Block (the classes are unrelated)
+    host = {"host/model.py": _BLOCKS.format(call="self.mlp(h)") + "\n\nclass Other:\n    def __init__(self):\n"
+            "        self.mlp = dict\n\n    def go(self):\n        return self.mlp(x=1)\n"}
+    result = run_scan(host, host, {"plug/patch.py": _RENAMING}, checks=(SignaturesCheck(),),
+                      called_implicitly=("forward",))
+    expect(result, ["PP0101 info latent install:9", "PP0201 info latent install:9"], at=True)

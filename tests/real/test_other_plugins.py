@@ -239,3 +239,44 @@ def test_host_helper_handed_self_registers_the_quant_scales(real_models_of):
     given = view.attributes_from_helpers(attention)
     assert {"_k_scale", "_v_scale", "_q_scale", "_prob_scale"} <= given
     assert "_k_scale" not in attention.obj.instance_attrs  # not assigned on `self` in the class itself
+
+
+def test_an_implicitly_called_rename_in_place_is_info_where_every_host_call_binds(own_pin_scans):
+    """vllm-rbln 0.11.2 replaces gpt_oss `MLPBlock.forward(self, x)` with `(self, hidden_states)`
+    (patches/gpt_oss.py:38); vLLM 0.24.0 keeps every MLPBlock in `TransformerBlock.mlp` (gpt_oss.py:243)
+    and calls it positionally (`self.mlp(hidden_states)`, :263): info. The true warnings stay."""
+    result = own_pin_scans({"plugin": "vllm-rbln", "version": "0.11.2", "host": "0.24.0"})
+    rename = [(f.code, f.level.value, f.status.value, f.args["param"], f.new.path, f.new.line, f.old.path, f.old.line)
+              for f in _at(result, "PP0101", "vllm_rbln/patches/gpt_oss.py:38") +
+              _at(result, "PP0201", "vllm_rbln/patches/gpt_oss.py:38")]
+    gpt_oss = "vllm/model_executor/models/gpt_oss.py"
+    assert rename == [("PP0101", "info", "latent", "x", gpt_oss, 205, gpt_oss, 205),
+                      ("PP0201", "info", "latent", "hidden_states", gpt_oss, 205, gpt_oss, 205)]
+    assert all("can fail against the replacement" in f.details[-1] for f in _at(result, "PP0101", "vllm_rbln/patches/gpt_oss.py:38"))
+    true = [(f.code, f.level.value, f.status.value, f.args["param"], f.new.path)
+            for f in _at(result, "PP0101", "vllm_rbln/v1/worker/rbln_worker.py:281") +
+            _at(result, "PP0101", "vllm_rbln/model_executor/layers/fused_moe/runner/moe_runner.py:106")]
+    assert true == [("PP0101", "warning", "latent", "load_dummy_weights", "vllm/v1/worker/worker_base.py"),
+                    ("PP0101", "warning", "latent", "input_ids", "vllm/model_executor/layers/fused_moe/runner/moe_runner.py"),
+                    ("PP0101", "warning", "latent", "router_logits", "vllm/model_executor/layers/fused_moe/runner/moe_runner.py")]
+
+
+def test_moe_apply_overrides_are_info_where_only_a_replaced_runner_reaches_their_host_caller(own_pin_scans):
+    """vllm-rbln 0.11.2's MoE methods' `apply(layer, x, router_logits)` lacks vLLM 0.24.0's keywords; the one
+    host call passing them (routed_experts.py:1091) is reached only through MoERunner.forward, which
+    RBLNMoERunner, installed in place of every MoERunner, overrides (the caller graph, plugin/host_paths.py)."""
+    result = own_pin_scans({"plugin": "vllm-rbln", "version": "0.11.2", "host": "0.24.0"})
+    layers = "vllm/model_executor/layers/"
+    for where, base, line in [
+            ("vllm_rbln/model_executor/layers/fused_moe/unquantized_fused_moe_method.py:28",
+             layers + "fused_moe/unquantized_fused_moe_method.py", 295),
+            ("vllm_rbln/model_executor/layers/quantization/fp8.py:298", layers + "fused_moe/fused_moe_method_base.py", 172),
+            ("vllm_rbln/model_executor/layers/quantization/mxfp4.py:120", layers + "quantization/mxfp4.py", 429)]:
+        found = sorted((f.code, f.level.value, f.status.value, f.args["param"], f.new.path, f.new.line, f.old.path,
+                        f.old.line) for f in _at(result, "PP0101", where))
+        assert found == [("PP0101", "info", "latent", p, base, line, base, line)
+                         for p in ("shared_experts", "shared_experts_input", "topk_ids", "topk_weights")], where
+    # the runner's own true warning stays: other MoE models still pass router_logits= (olmoe.py:117)
+    runner = _at(result, "PP0101", "vllm_rbln/model_executor/layers/fused_moe/runner/moe_runner.py:106")
+    assert sorted((f.level.value, f.args["param"]) for f in runner) == [("warning", "input_ids"),
+                                                                        ("warning", "router_logits")]

@@ -167,13 +167,13 @@ class SignaturesCheck:
         def finding(kind: Kind, suggestion: str, severity: Severity | None = None, **args: str) -> Finding:
             level = severity or kind.severity
             details = notes
-            confirmed = [(site, attr) for site, attr, param in ctx.facts.confirming_sites(ctx.host, patch)
+            confirmed = [(module, line, attr) for module, line, attr, param in ctx.facts.confirmed_by(ctx.host, patch)
                          if param == args.get("param")] if cap is not None and kind.severity is Severity.ERROR else []
             if confirmed:  # the host calls it through an attribute holding the plugin's class: it fails there
                 level = Severity.ERROR
-                details = notes + tuple(f"confirmed by {ctx.host.index.paths[site.module]}:{site.line}, which calls "
+                details = notes + tuple(f"confirmed by {ctx.host.index.paths[module]}:{line}, which calls "
                                         f"it through `self.{attr}`, set to the plugin's class"
-                                        for site, attr in confirmed)
+                                        for module, line, attr in confirmed)
             elif cap is not None and level.rank <= cap.rank and not ctx.facts.override_reached(ctx.host, patch):
                 level = Severity.INFO  # only the plugin calls it, or every host call binds to the override
                 details = notes + ((f"only plugin code builds `{patch.via}`: no call in {label} can reach its "
@@ -182,6 +182,11 @@ class SignaturesCheck:
                     "to it or cannot run on the plugin's class (or only the plugin calls it)",))
             elif cap is not None and level.rank < cap.rank:
                 level = cap
+            elif level.rank <= Severity.WARNING.rank and implicit and _no_failing_caller(ctx, patch) \
+                    and not ctx.facts.instance_calls_reached(ctx.host, patch):
+                level = Severity.INFO  # `forward` of a host class whose every instance the host calls in a way it takes
+                details = notes + (f"no call in {label} can fail against the replacement: the host keeps its "
+                                   f"instances in attributes it only calls in ways `{patch.name}` accepts",)
             elif level is Severity.ERROR and _no_failing_caller(ctx, patch):
                 level = Severity.WARNING
                 details = notes + (f"no reachable call site in {label} fails against the override (host callers "

@@ -22,7 +22,7 @@ from ..model.callsites import (
 )
 from ..model.host import HostView
 from ..model.index import CodeIndex
-from ..model.inference import host_inference
+from ..model.inference import Inference, host_inference, module_lookup
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import (
     ClassInfo,
@@ -32,7 +32,7 @@ from ..model.summary import (
     has_var_keyword,
     has_var_positional,
 )
-from ..model.units import Unit, call_name, iter_units, spans, walk_unit
+from ..model.units import Unit, call_name, iter_units, module_units, spans, walk_unit
 from .reach import ClassShape, Lineage
 from .records import Patch, PatchKind
 
@@ -136,7 +136,9 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str],
 
 
 def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], implicit: Iterable[str] = (),
-                     lineage_of: Callable[[], Lineage | None] = lambda: None) -> bool:
+                     lineage_of: Callable[[], Lineage | None] = lambda: None,
+                     runs: Callable[[str, str], bool] = lambda module, unit: True,
+                     plugin_sets: Callable[[str], bool] = lambda attr: True) -> bool:
     """Whether host code may call an ordinary subclass's override in a way it cannot accept.
 
     False only when no host call of the member's name that can reach the plugin's class could
@@ -152,7 +154,9 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     reach the class, and reaching it without naming it (`implicit`: `forward` through
     `Module.__call__`). A constructor counts as reached unless only plugin code builds the class,
     or it is installed in place of host classes every host construction of which binds to it.
-    `lineage_of()` gives where the class's instances can be; it is asked only when needed.
+    `lineage_of()` gives where the class's instances can be; it is asked only when needed. A call
+    that could fail counts only in a host unit that may still run (`runs(module, unit)`: some host
+    path the plugin has not replaced reaches it, `plugin.host_paths.HostPaths`).
     """
     owner, base = view.replaced_member(patch.owner, patch.name)
     name = patch.name
@@ -175,13 +179,25 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     lineage = lineage_of()  # asked only now: the answers above need no walk over the plugin
     meets = _Meeting(view, lineage) if lineage is not None else None
 
-    def reaches(node: ast.expr, callee: Callee | None, module: str, unit: Unit) -> bool:
+    def reaches(node: ast.expr, inference: Inference, module: str, unit: Unit) -> bool:
+        callee = inference.callee(node)
         if callee is not None and callee.sym.path != base.path:
             return False  # another class's member of that name
+        typed = inference.infer(node.value) if callee is None and isinstance(node, ast.Attribute) else None
+        if typed is not None and typed.sym is not None and typed.sym.kind == CLASS and typed.sym.module:
+            # a bare `Cls.name` or `x.name` read off a host class (or its instance) the plugin's instances are not
+            return meets.instance_of(typed.sym.path) if meets is not None else \
+                typed.sym.path in related or owner.path in {c.path for c in resolver.mro(typed.sym)}
         if meets is not None and isinstance(node, ast.Attribute):
             verdict = meets.receiver(node.value, unit, module)
             if verdict is not None:
                 return verdict
+        if callee is None and isinstance(node, ast.Attribute) and unit.cls and _is_own_attribute(node.value, unit) \
+                and not plugin_sets(node.value.attr):  # type: ignore[attr-defined]
+            held = _attribute_classes(view, module, unit.cls, node.value.attr)  # type: ignore[attr-defined]
+            if held is not None:
+                return any(meets.instance_of(c.path) if meets is not None else
+                           c.path in related or owner.path in {x.path for x in resolver.mro(c)} for c in held)
         if callee is None or callee.receiver is None:
             return True  # a receiver of unknown type may be the plugin's instance
         receiver = callee.receiver
@@ -205,9 +221,45 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
             if refs:
                 nodes += [n for n in _bare_references(unit, name) if n.lineno in refs]
             inference = host_inference(resolver, module, unit, walk) if nodes else None
-            if inference is not None and any(reaches(n, inference.callee(n), module, unit) for n in nodes):
+            if inference is not None and any(reaches(n, inference, module, unit) for n in nodes) \
+                    and runs(module, unit.qualname):
                 return True
     return False
+
+
+def _is_own_attribute(node: ast.expr, unit: Unit) -> bool:
+    """`self.attr` in a method (`self` its first parameter)."""
+    me = unit.node.args.args[0].arg if unit.node is not None and unit.node.args.args else ""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and bool(me) and node.value.id == me
+
+
+def _attribute_classes(view: HostView, module: str, cls_name: str, attr: str) -> list[Symbol] | None:
+    """The host classes `self.attr` of a host class can hold, from each assignment to it in the class,
+    its bases and its host subclasses: `None`, a construction (`Cls(...)`), or a function's result
+    typed by its return annotation (`make_kernel(...) -> Kernel`). None when one is anything else."""
+    resolver = view.resolver
+    cls = view.resolve(f"{module}.{cls_name}")
+    if cls is None or cls.kind != CLASS:
+        return None
+    inference = Inference(resolver, module_lookup(resolver, module))
+    out: list[Symbol] = []
+    for owner in (*resolver.mro(cls), *_inheriting(view, cls, "")[1:]):
+        if not isinstance(owner.obj, ClassInfo) or not owner.module:
+            continue
+        lookup = module_lookup(resolver, owner.module)
+        for assigned in owner.obj.instance_attrs.get(attr, ()):
+            expr = assigned.expr.strip()
+            if expr == "None":
+                continue
+            head = re.match(r"([A-Za-z_][\w.]*)\(", expr)
+            sym = inference.dotted(head.group(1), lookup) if head else None
+            if sym is not None and sym.kind == FUNCTION and isinstance(sym.obj, FunctionInfo) and sym.module:
+                typed = inference.annotation(sym.obj.signature.returns, module_lookup(resolver, sym.module))
+                sym = typed.sym if typed is not None else None
+            if sym is None or sym.kind != CLASS:
+                return None
+            out.append(sym)
+    return out
 
 
 class _Meeting:
@@ -389,7 +441,8 @@ def _referenced_bare(tree: ast.Module | None, name: str) -> tuple[int, ...]:
 
 
 def _bare_references(node: ast.AST, name: str) -> list[ast.Attribute]:
-    """The `x.name` reads under `node` (a tree or a unit) that are not calls of it."""
+    """The `x.name` reads under `node` (a tree or a unit) that are not calls of it (nor iterated or
+    subscripted: a method is neither, so such a read is some other member of that name)."""
     called: set[int] = set()
     roots = node.body if isinstance(node, Unit) else [node]
     for root in roots:
@@ -398,6 +451,10 @@ def _bare_references(node: ast.AST, name: str) -> list[ast.Attribute]:
                 called.add(id(n.func))
                 if isinstance(n.func, ast.Name) and n.func.id == "callable":
                     called.update(id(a) for a in n.args)
+            elif isinstance(n, ast.For | ast.AsyncFor | ast.comprehension):
+                called.add(id(n.iter))  # iterated: data, never a method
+            elif isinstance(n, ast.Subscript):
+                called.add(id(n.value))  # subscripted: data, never a method
     return [n for root in roots for n in ast.walk(root) if isinstance(n, ast.Attribute) and n.attr == name
             and isinstance(n.ctx, ast.Load) and id(n) not in called]
 
@@ -477,3 +534,211 @@ def _enclosing_class(resolver: Resolver, module: str, line: int) -> Symbol | Non
         found, classes = prefix, hit[1].classes
     sym = resolver.resolve(found) if found else None
     return sym if sym is not None and sym.kind == CLASS else None
+
+
+def instance_calls_reached(view: HostView, patch: Patch, replaced: frozenset[str]) -> bool:
+    """Whether host code may call an instance of the patched class, so that the replaced member runs
+    without a call naming it (`self.mlp(x)` -> `Module.__call__` -> `forward`), in a way the
+    replacement rejects.
+
+    False only when the host builds the class (and any host subclass inheriting the member) only
+    as `self.attr = Cls(...)` in methods of host classes, never hands the class on as a value, and
+    every host read of such an attribute is a call that binds to the replacement (`self.mlp(h)`,
+    positionally with the same arity) or reads a member off the instance (`self.mlp.weight`).
+    Reads of `self.attr` in classes unrelated to the holders cannot meet the instance; a read off
+    anything else, a call it rejects, the attribute named as a string or handed on as a value
+    count as reaching. Code in host units the plugin replaces never runs.
+    """
+    owner, base = view.replaced_member(patch.owner, patch.name)
+    if owner is None or owner.kind != CLASS or base is None or base.kind != METHOD:
+        return True
+    repl = replacement_params(patch, owner)
+    if repl is None:
+        return True
+    holders: set[tuple[str, str]] = set()
+    for cls in _inheriting(view, owner, patch.name):
+        stored = _stored_constructions(view, cls, replaced)
+        if stored is None:
+            return True
+        holders |= stored
+    if not holders:
+        return True  # the host never builds it: built some way we cannot see (or by the plugin)
+    index, resolver = view.index, view.resolver
+    holder_mros = {h: {c.path for c in resolver.mro(s)} for h, _ in holders if (s := view.resolve(h)) is not None}
+    for attr in sorted({a for _, a in holders}):
+        if any(_read_by_name(index, m, attr) for q in "\"'" for m in modules_mentioning(index, f"{q}{attr}{q}",
+                                                                                          resolver.top)):
+            return True
+        reader = re.compile(rf"(\w+)\s*\.{re.escape(attr)}\b")
+        holder_word = _holder_names(holder_mros)
+        for module in modules_mentioning(index, f".{attr}", resolver.top):
+            names = bool(holder_word.search(index.source(module)))
+            text = index.lines(module)
+            lines = [line for line in text_lines(index, module, f".{attr}") if names or any(
+                r.group(1) == "self" and _may_hold(view, module, line, holder_mros)
+                for r in reader.finditer(text[line - 1]))]  # from the text and summaries: most modules unparsed
+            if not lines:
+                continue
+            if index.parsed(module) is None:
+                return True
+            names_holder = None
+            for unit in module_units(index, module):
+                if not any(spans(unit, line) for line in lines) or f"{module}.{unit.qualname}" in replaced:
+                    continue
+                inference = None
+                for receiver, use in _attribute_uses(unit, attr):
+                    if use is not None and not (isinstance(use, ast.Call) and bind_call(repl, use) != []):
+                        continue  # a member read off it, or a call it accepts
+                    if receiver is None:  # off the unit's `self`
+                        if _related_to_holders(view, module, unit, holder_mros):
+                            return True
+                        continue  # `self.attr` of a class no holder is, derives from or gives methods to
+                    if inference is None:
+                        inference = host_inference(resolver, module, unit, walk_unit(index, module, unit))
+                    typed = inference.infer(receiver)
+                    if typed is not None and typed.sym is not None and typed.sym.kind == CLASS:
+                        mro = {c.path for c in resolver.mro(typed.sym)}
+                        if any(typed.sym.path in bases or h in mro for h, bases in holder_mros.items()):
+                            return True
+                        continue  # typed as a class no holder can be
+                    if names_holder is None:
+                        names_holder = bool(_holder_names(holder_mros).search(index.source(module)))
+                    if names_holder:
+                        return True  # of unknown type, where the holder is named: it may be one
+    return False
+
+
+def _may_hold(view: HostView, module: str, line: int, holder_mros: dict[str, set[str]]) -> bool:
+    """Whether `self` on a host line may be a holder (its enclosing class, from the summary, is related)."""
+    cls = _enclosing_class(view.resolver, module, line)
+    if cls is None:
+        return True
+    mro = {c.path for c in view.resolver.mro(cls)}
+    return any(cls.path in bases or holder in mro for holder, bases in holder_mros.items())
+
+
+def _read_by_name(index: CodeIndex, module: str, attr: str) -> bool:
+    """Whether a host module reads an attribute by its name as a string (`getattr(x, "attr")`,
+    `attrgetter("attr")`): the value then goes where we do not follow."""
+    def build() -> bool:
+        tree = index.parsed(module)
+        return tree is None or any(
+            isinstance(n, ast.Call) and call_name(n) in ("getattr", "attrgetter") and any(
+                isinstance(a, ast.Constant) and a.value == attr for a in n.args) for n in ast.walk(tree))
+    return index.module_memo(module, ("read-by-name", attr), build)
+
+
+def _holder_names(holder_mros: dict[str, set[str]]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(sorted(re.escape(h.rpartition(".")[2]) for h in holder_mros)) + r")\b")
+
+
+def _inheriting(view: HostView, owner: Symbol, name: str) -> list[Symbol]:
+    """The host class and its host subclasses that inherit its member `name` (from the summaries)."""
+    resolver = view.resolver
+    out, todo, seen = [owner], [owner], {owner.path}
+    while todo:
+        short = todo.pop().path.rpartition(".")[2]
+        for module in modules_mentioning(view.index, short, resolver.top):
+            classes = [(module, n, c) for n, c in view.index.modules[module].classes.items()]
+            while classes:
+                prefix, cls_name, info = classes.pop()
+                classes.extend((f"{prefix}.{cls_name}", n, c) for n, c in info.classes.items())
+                if not any(b.rpartition(".")[2] == short for b in info.bases):
+                    continue
+                sym = view.resolve(f"{prefix}.{cls_name}")
+                if sym is None or sym.path in seen or owner.path not in {c.path for c in resolver.mro(sym)}:
+                    continue
+                seen.add(sym.path)
+                if name not in info.methods:
+                    out.append(sym)
+                    todo.append(sym)
+    return out
+
+
+def _stored_constructions(view: HostView, cls: Symbol, replaced: frozenset[str]) -> set[tuple[str, str]] | None:
+    """(holder class path, attribute) of each host construction of `cls`, when every one is stored
+    straight into `self.attr` by a host method; None when one goes anywhere else or the class is
+    handed on as a value."""
+    index, resolver = view.index, view.resolver
+    short = cls.path.rpartition(".")[2]
+    word = re.compile(rf"\b{re.escape(short)}\b")
+    out: set[tuple[str, str]] = set()
+    for module in modules_mentioning(index, short, resolver.top):
+        if not word.search(index.source(module)):
+            continue
+        tree = index.parsed(module)
+        if tree is None or index.module_memo(module, ("class-as-value", short), lambda t=tree: _class_as_value(t, short)):
+            return None
+        lines = text_lines(index, module, f"{short}(")
+        for unit in module_units(index, module):
+            if not any(spans(unit, line) for line in lines) or f"{module}.{unit.qualname}" in replaced:
+                continue
+            walk = walk_unit(index, module, unit)
+            calls = [c for c in walk.calls if call_name(c) == short]
+            inference = host_inference(resolver, module, unit, walk) if calls else None
+            stores = _self_stores(unit)
+            for call in calls:
+                callee = inference.callee(call.func) if inference is not None else None
+                if callee is not None and callee.sym.path != cls.path:
+                    continue  # another class of that name
+                if id(call) not in stores or not unit.cls:
+                    return None
+                holder = view.resolve(f"{module}.{unit.cls}")
+                out.add((holder.path if holder is not None else f"{module}.{unit.cls}", stores[id(call)]))
+    return out
+
+
+def _self_stores(unit: Unit) -> dict[int, str]:
+    """id(call) -> attribute, for each `self.attr = call(...)` statement of a method."""
+    if not unit.cls or unit.node is None or not unit.node.args.args or _is_static(unit.node):
+        return {}
+    me = unit.node.args.args[0].arg
+    out: dict[int, str] = {}
+    for node in ast.walk(unit.node):
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+            node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me \
+                and isinstance(node.value, ast.Call):
+            out[id(node.value)] = target.attr
+    return out
+
+
+def _attribute_uses(unit: Unit, attr: str) -> list[tuple[ast.expr | None, ast.Call | ast.Attribute | None]]:
+    """Each read of `x.attr` in a unit: (its receiver, None when it is the unit's `self`; its use):
+    the call when it is called, the member read off it (`x.attr.weight`, `isinstance(x.attr, C)`),
+    None when the value goes anywhere else."""
+    me = unit.node.args.args[0].arg if unit.cls and unit.node is not None and unit.node.args.args \
+        and not _is_static(unit.node) else ""
+    out: list[tuple[ast.expr | None, ast.Call | ast.Attribute | None]] = []
+    for root in unit.body:
+        parents: dict[int, ast.AST] = {}
+        for node in ast.walk(root):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+            if not (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load)):
+                continue
+            up = parents.get(id(node))
+            use: ast.Call | ast.Attribute | None = None
+            if isinstance(up, ast.Call) and up.func is node or isinstance(up, ast.Attribute):
+                use = up
+            elif isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id in _INSPECTING:
+                use = node  # looked at, not handed on
+            mine = isinstance(node.value, ast.Name) and node.value.id == me
+            out.append((None if mine else node.value, use))
+    return out
+
+
+def _is_static(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+
+
+_INSPECTING = ("isinstance", "issubclass", "hasattr", "getattr", "callable", "type")
+
+
+def _related_to_holders(view: HostView, module: str, unit: Unit, holder_mros: dict[str, set[str]]) -> bool:
+    """Whether `self` in a host unit may be a holder: the unit's class is a holder's class, base or subclass."""
+    cls = view.resolve(f"{module}.{unit.cls}") if unit.cls else None
+    if cls is None or cls.kind != CLASS:
+        return bool(unit.cls)  # a class we cannot resolve may be one
+    mro = {c.path for c in view.resolver.mro(cls)}
+    return any(cls.path in bases or holder in mro for holder, bases in holder_mros.items())

@@ -326,13 +326,20 @@ class _References(NamedTuple):
     installed: set[str]
 
 
-def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set[str],
-                installs: dict[tuple[str, int], str]) -> _References:
-    """How one plugin module refers to the classes `targets` (absolute paths); `installs` are the
-    statements (module, line) installing a class in place of a host class (path)."""
+class _ReferenceMap(NamedTuple):
+    """What `_references` reads of one module's tree, whatever classes it looks for: each node's
+    parent, each class's qualified name, and the nodes that can refer to a class (string constants,
+    classes, loaded names and `name.attr` reads), in `ast.walk` order, none of them inert."""
+
+    parent: dict[int, ast.AST]
+    classes: dict[int, str]  # id(ClassDef) -> qualified name and a dot
+    nodes: tuple[ast.AST, ...]
+
+
+def _reference_map(tree: ast.Module) -> _ReferenceMap:
     parent: dict[int, ast.AST] = {}
-    inert: set[int] = set()
-    classes: dict[int, str] = {}  # id(ClassDef) -> qualified name
+    inert: set[int] = set()  # annotations, `__all__` values, docstrings
+    classes: dict[int, str] = {}
     stack: list[tuple[ast.AST, str]] = [(tree, "")]
     while stack:
         node, prefix = stack.pop()
@@ -348,13 +355,24 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             inert.add(id(body[0].value))
+    nodes = tuple(n for n in ast.walk(tree) if id(n) not in inert and (
+        isinstance(n, ast.Constant) and isinstance(n.value, str) or isinstance(n, ast.ClassDef)
+        or isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        or isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and isinstance(n.ctx, ast.Load)))
+    return _ReferenceMap(parent, classes, nodes)
+
+
+def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set[str],
+                installs: dict[tuple[str, int], str]) -> _References:
+    """How one plugin module refers to the classes `targets` (absolute paths); `installs` are the
+    statements (module, line) installing a class in place of a host class (path)."""
+    # kept per module: every override's lineage walks the modules spelling its class
+    parent, classes, nodes = plugin.index.module_memo(module, "reference-map", lambda: _reference_map(tree))
     out = _References(set(), set(), False, False, set())
     handed_on = escaped = False
     bare = {t.rpartition(".")[2]: t for t in targets}
-    for node in ast.walk(tree):
-        if id(node) in inert:
-            continue
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+    for node in nodes:
+        if isinstance(node, ast.Constant):
             value = node.value.replace(":", ".")
             handed_on |= any(value == t or value == b or value.endswith(f".{b}") and not plugin.names.is_host(value)
                              for b, t in bare.items())  # a host path names the host's class of that name
