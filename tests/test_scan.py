@@ -4,7 +4,7 @@ import os
 import time
 
 from harness import expect, load_inline_models, only, run_scan
-from pinport.findings import Status
+from pinport.findings import Severity, Status
 from pinport.scan import scan_models
 
 HOST = {"host/runner.py": "class Runner:\n    def load(self, a, model=None):\n        return a\n\n"
@@ -166,3 +166,69 @@ def test_strict_scans_raise_what_a_check_raises():
 
     with pytest.raises(RuntimeError, match="boom"):
         run_scan(OLD, HOST, PLUGIN, checks=(_Crashing("only"),))
+
+
+class _Counted:
+    """A check yielding one finding with the given `extra`, counting its runs."""
+
+    def __init__(self, name: str, extra: dict) -> None:
+        from pinport.findings import Kind, Severity
+
+        self.name, self.extra, self.runs = name, extra, 0
+        self.kind = Kind("PP9998", "Counted", "counted `{name}` ({count})", Severity.WARNING, None, "counted")
+        self.kinds = (self.kind,)
+
+    drift = ()
+    description = "counts"
+
+    def run(self, ctx):
+        from pinport.findings import Finding, Location
+
+        self.runs += 1
+        site = Location("plug/patch.py", 3, 4, "RunnerPatch.step", "def step(self, a):")
+        yield Finding(self.kind, {"name": "step", "count": 2}, site, None, Location("host/runner.py", 2), "host.x",
+                      "fix it", ("detail",), (Location("host/a.py", 1, 0, "f", "f()"),), extra=self.extra)
+
+
+def test_one_sides_findings_kept_across_runs_read_back_whole_unless_json_would_change_them(tmp_path, monkeypatch):
+    """`scan_models(judge_old=False, stored=True)` keeps the checks' findings in the index cache:
+    the next run of the same trees reads them back, equal in every field (`extra` too); findings
+    JSON would not give back as they are (a tuple in `extra`) or a crashed check are not kept, nor
+    a check from outside pinport (its code is not in the key)."""
+    import pinport.scan as scan_module
+    from harness import HOST as HOST_PKG
+    from harness import PLUGIN as PLUGIN_PKG
+    from harness import SYNTHETIC, inline_tree
+    from pinport.config import Settings
+    from pinport.model.index import IndexCache
+    from pinport.scan import load_models
+
+    settings = Settings(host=HOST_PKG, plugin_package=PLUGIN_PKG, pin_sources=(), **SYNTHETIC)
+    trees = [inline_tree(tmp_path / "old", HOST_PKG, "host 1.0", OLD), inline_tree(tmp_path / "new", HOST_PKG, "host 2.0", HOST),
+             inline_tree(tmp_path / "plugin", PLUGIN_PKG, "plugin", PLUGIN)]
+    cache = IndexCache(tmp_path / "index.sqlite")
+
+    def scan(check, stored=True):
+        models = load_models(trees[2], trees[0], trees[1], settings, cache=cache)
+        return scan_models(models, settings, extra_checks=(check,), judge_old=False, stored=stored).findings
+
+    outside = _Counted("outside", {})
+    assert repr(scan(outside)) == repr(scan(outside)) and outside.runs == 2
+    monkeypatch.setattr(scan_module, "_in_code_digest", lambda check: True)  # these checks as if pinport's own
+    kept = _Counted("kept", {"score": 0.25, "hunks": ["@@ -1 +1 @@"], "origin": "host 0.9"})
+    first = scan(kept)
+    assert kept.runs == 1 and repr(scan(kept)) == repr(first) and kept.runs == 1  # read back, every field
+    assert first[0].extra == kept.extra and first[0].message == "counted `step` (2)"
+    assert repr(scan(kept, stored=False)) == repr(first) and kept.runs == 2
+    tupled = _Counted("tupled", {"hunks": ("@@ -1 +1 @@",)})
+    assert repr(scan(tupled)) == repr(scan(tupled)) and tupled.runs == 2  # a tuple comes back a list: not kept
+    crashing = _CountedCrash("crashing", {})
+    crashed = [(f.code, f.level, f.status, f.args["error"]) for f in scan(crashing)]
+    assert crashed == [("PP0099", Severity.WARNING, Status.DRIFT, "RuntimeError: boom")]
+    assert [(f.code, f.level, f.status, f.args["error"]) for f in scan(crashing)] == crashed and crashing.runs == 2
+
+
+class _CountedCrash(_Counted):
+    def run(self, ctx):
+        self.runs += 1
+        raise RuntimeError("boom")

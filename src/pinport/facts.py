@@ -95,10 +95,20 @@ class ScanFacts:
         facts of the pair (the copies' NEW counterparts) are computed afresh."""
         other = ScanFacts(self.plugin, old, new, self.settings, self.history, self.index_cache)
         other._memo = dict(self._memo)  # keys name the host view they depend on (see `keep`)
-        for name in _PLUGIN_SIDE:
+        for name in (*_PLUGIN_SIDE, "history_digest"):
             if name in self.__dict__:
                 other.__dict__[name] = self.__dict__[name]
         return other
+
+    @cached_property
+    def history_digest(self) -> str:
+        """Identity of the releases before OLD (labels, versions, files' hashes), for keys of facts
+        that read them (the copies' origins); carried over by `with_hosts`."""
+        digest = hashlib.blake2b(digest_size=16)
+        for tree in self.history:
+            digest.update(f"{tree.label}\0{tree.version}\0".encode())
+            digest.update("\n".join(f"{p}={h}" for p, h in tree.files.items()).encode())
+        return digest.hexdigest()
 
     def stored(self, name: str, kind: Any, build: Callable[[], Any], *views: HostView) -> Any:
         """A fact of the plugin's and `views`' contents and the settings alone, kept in the index
@@ -496,6 +506,15 @@ class ScanFacts:
             out |= view.attributes_from_helpers(owner)
         return frozenset(out)
 
+    def refuses_every_call(self, patch: Patch) -> bool:
+        """Whether a plugin method's body only raises NotImplementedError (after a docstring): the plugin
+        declares the member unsupported, so a call fails there whatever it passes and the member's
+        signature decides nothing. Asked of methods (patch-class members and subclass overrides)."""
+        if patch.kind not in (PatchKind.MEMBER, PatchKind.OVERRIDE):
+            return False
+        node = self.plugin.function_node(patch.plugin_module, patch.site.unit)
+        return node is not None and _only_raises_not_implemented(node)
+
     def forwarded_name(self, view: HostView, base: Symbol) -> str:
         """The member a host passthrough method hands everything to (`def forward_oot(self, *args,
         **kwargs): return self.forward_native(*args, **kwargs)` -> "forward_native"), else ''.
@@ -550,3 +569,12 @@ def _all_members(view: HostView, cls: Symbol) -> set[str]:
             info = owner.obj
             out.update(info.methods, info.attributes, info.instance_attrs, info.classes)
     return out
+
+
+def _only_raises_not_implemented(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(
+        fn.body[0].value, ast.Constant) and isinstance(fn.body[0].value.value, str) else fn.body
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import hashlib
+import json
 import logging
 import sys
 import time
@@ -10,6 +12,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from .accept import accept_findings
 from .checks import Check, select_checks
@@ -18,6 +21,7 @@ from .config import Settings
 from .facts import ScanFacts
 from .findings import Finding, Kind, Location, ScanResult, Severity, Status, number_occurrences
 from .folding import fold_root_causes
+from .model import codec
 from .model.host import HostView
 from .model.index import CodeIndex, IndexCache, load_indexes
 from .model.resolve import Resolver
@@ -232,13 +236,15 @@ def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] = (),
-                strict: bool = False, extra_checks: tuple[Check, ...] = (), judge_old: bool = True) -> ScanResult:
+                strict: bool = False, extra_checks: tuple[Check, ...] = (), judge_old: bool = True,
+                stored: bool = False) -> ScanResult:
     """Run the checks judging NEW and judging OLD; label each NEW finding drift or latent.
 
     `checks` names registered checks (all when empty); `extra_checks` are check objects run
     instead, for checks from outside the registry (and tests of a check on its own). With
     `judge_old=False` OLD is not judged: the same NEW findings, every one labelled drift and none
-    fixed, for a caller comparing identities alone (a merge's verification).
+    fixed, for a caller comparing identities alone (a merge's verification); `stored` then keeps
+    the checks' findings in the index cache across runs (`judged`; not with `strict`).
     """
     started = time.perf_counter()
     selected = extra_checks or select_checks(checks)
@@ -250,7 +256,8 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
         if judge_old:
             by_new, by_old = _run_all(tuple(selected), sides, strict)
         else:
-            by_new, by_old = _run_checks(selected, sides[0], strict), {c.name: [] for c in selected}
+            by_new = judged(selected, sides[0]) if stored and not strict else _run_checks(selected, sides[0], strict)
+            by_old = {c.name: [] for c in selected}
     on_new = number_occurrences(fold_root_causes(_dedupe(f for c in selected for f in by_new[c.name])))
     on_old = number_occurrences(fold_root_causes(_dedupe(f for c in selected for f in by_old[c.name])))
     on_old_ids = {f.identity for f in on_old}
@@ -302,23 +309,141 @@ def _line_reader(plugin: PluginModel, prefix: str) -> Callable[[str, int], str]:
 
 
 def judge_one_side(plugin: PluginModel, host: HostView, other: HostView, settings: Settings, *,
-                   checks: tuple[str, ...] = (), facts: ScanFacts | None = None) -> list[Finding]:
+                   checks: tuple[str, ...] = (), facts: ScanFacts | None = None,
+                   stored: bool = False) -> list[Finding]:
     """The findings judging `host` (with `other` as the other side), in this process, unsorted.
 
     For scanning many host versions against one baseline (the rebase's stops), where the
     baseline's side is judged once and not again per version; `facts` (a scan's facts over the
     same plugin) lends its plugin-side facts instead of their being rebuilt per version, and is
-    used as it is when it is already over this pair (`other`, `host`).
+    used as it is when it is already over this pair (`other`, `host`). With `stored`, the checks'
+    findings are kept in the facts' index cache across runs (see `judged`).
     """
+    ctx, selected = _one_side(plugin, host, other, settings, checks, facts, stored)
+    with _collector_paused():
+        found = judged(selected, ctx) if stored else _run_checks(selected, ctx, False)
+    return _side_findings(selected, found)
+
+
+def stored_one_side(plugin: PluginModel, host: HostView, other: HostView, settings: Settings, *,
+                    checks: tuple[str, ...] = (), facts: ScanFacts | None = None) -> list[Finding] | None:
+    """`judge_one_side(..., stored=True)` when its findings are in the index cache already, else None
+    (nothing is judged): a caller spreading the sides still to judge over workers asks first."""
+    ctx, selected = _one_side(plugin, host, other, settings, checks, facts, True)
+    key = _judged_key(selected, ctx) if all(_in_code_digest(c) for c in selected) else ""
+    found = _read_stored(key, selected, ctx) if key else None
+    return _side_findings(selected, found) if found is not None else None
+
+
+def _one_side(plugin: PluginModel, host: HostView, other: HostView, settings: Settings, checks: tuple[str, ...],
+              facts: ScanFacts | None, stored: bool) -> tuple[ScanContext, tuple[Check, ...]]:
     if facts is None:
         facts = ScanFacts(plugin, other, host, settings)
     elif facts.old is not other or facts.new is not host:
+        if stored:
+            _ = facts.history_digest  # once, on the facts every release's facts start from (`with_hosts`)
         facts = facts.with_hosts(other, host)
-    ctx = ScanContext(plugin, host, other, True, settings, facts)
-    selected = select_checks(checks)
-    with _collector_paused():
-        found = _run_checks(selected, ctx, False)
-    return number_occurrences(fold_root_causes(_dedupe(f for c in selected for f in found[c.name])))
+    return ScanContext(plugin, host, other, True, settings, facts), tuple(select_checks(checks))
+
+
+def _side_findings(checks: tuple[Check, ...], found: dict[str, list[Finding]]) -> list[Finding]:
+    return number_occurrences(fold_root_causes(_dedupe(f for c in checks for f in found[c.name])))
+
+
+class _StoredFinding(NamedTuple):
+    """A check's finding as the index cache keeps it (`model.codec`: data only). `args` and `extra`
+    are JSON objects in text (their values are of several types); `kind` is matched to the check's
+    own kind when it reads back."""
+
+    kind: Kind
+    args: str
+    plugin: Location | None
+    old: Location | None
+    new: Location | None
+    subject: str
+    suggestion: str
+    details: tuple[str, ...]
+    sites: tuple[Location, ...]
+    status: Status
+    severity: Severity | None
+    extra: str
+    occurrence: int
+
+
+_JUDGED = dict[str, list[_StoredFinding]]  # check name -> its findings, in the order it yielded them
+
+
+def judged(checks: Iterable[Check], ctx: ScanContext) -> dict[str, list[Finding]]:
+    """Each check's findings on one side (`_run_checks`), kept in the index cache from one run to
+    the next: a side the rebase judges again on every run (a release between OLD and NEW, a merge's
+    verification copy) is then read back, not judged. The key is what the findings depend on: the
+    plugin's and both host trees' contents, the settings, the releases before OLD (the copies'
+    origins), the checks, the side and pinport's code (`ScanFacts.stored_key`). A row that does not
+    read is judged again; findings that would not read back as they are (a crashed check, a value
+    JSON does not keep, such as a tuple) are not kept, nor those of a check from outside pinport
+    (its code is not in the key)."""
+    checks = tuple(checks)
+    key = _judged_key(checks, ctx) if all(_in_code_digest(c) for c in checks) else ""
+    found = _read_stored(key, checks, ctx) if key else None
+    if found is not None:
+        return found
+    found = _run_checks(checks, ctx, False)
+    if key and not any(f.kind is CHECK_CRASHED for fs in found.values() for f in fs):
+        blob = codec.encode({name: [_stored_finding(f) for f in findings] for name, findings in found.items()})
+        if repr(_read_judged(codec.decode(blob, _JUDGED), checks)) == repr(found):  # reads back as it is
+            ctx.facts.index_cache.put_many([(key, blob)])  # type: ignore[union-attr]
+    return found
+
+
+def _in_code_digest(check: Check) -> bool:
+    """Whether the check's code is pinport's own (`IndexCache.code_version` covers it)."""
+    return type(check).__module__.startswith(__package__ + ".")
+
+
+def _judged_key(checks: tuple[Check, ...], ctx: ScanContext) -> str:
+    """The index-cache key of one side's findings ('' without a cache, or when a tree is not cached)."""
+    facts = ctx.facts
+    if facts.index_cache is None:
+        return ""
+    trees = (ctx.plugin.index.tree, ctx.host.index.tree, ctx.other.index.tree)  # labels and versions are in messages
+    inputs = "\0".join([*(c.name for c in checks), *(f"{t.label}\0{t.version}" for t in trees), facts.history_digest])
+    digest = hashlib.blake2b(inputs.encode(), digest_size=16).hexdigest()
+    return facts.stored_key(f"judged-1:{'new' if ctx.judging_new else 'old'}:{digest}", ctx.other, ctx.host)
+
+
+def _read_stored(key: str, checks: tuple[Check, ...], ctx: ScanContext) -> dict[str, list[Finding]] | None:
+    blob = ctx.facts.index_cache.get_one(key)  # type: ignore[union-attr]
+    if blob is None:
+        return None
+    try:
+        return _read_judged(codec.decode(blob, _JUDGED), checks)
+    except (codec.DecodeError, ValueError, TypeError, KeyError):
+        log.debug("stored findings %s do not read; judged again", key)
+        return None
+
+
+def _stored_finding(f: Finding) -> _StoredFinding:
+    return _StoredFinding(f.kind, json.dumps(f.args), f.plugin, f.old, f.new, f.subject, f.suggestion,
+                          f.details, f.sites, f.status, f.severity, json.dumps(f.extra), f.occurrence)
+
+
+def _read_judged(row: dict[str, list[_StoredFinding]], checks: tuple[Check, ...]) -> dict[str, list[Finding]]:
+    """The stored row as `_run_checks` answers; ValueError when it is not one of these checks' answers."""
+    if set(row) != {c.name for c in checks}:
+        raise ValueError("another set of checks")
+    kinds = {k.code: k for c in checks for k in getattr(c, "kinds", ())}
+    out: dict[str, list[Finding]] = {}
+    for check in checks:
+        found = out[check.name] = []
+        for s in row[check.name]:
+            args, extra = json.loads(s.args), json.loads(s.extra)
+            if not (isinstance(args, dict) and isinstance(extra, dict) and all(
+                    type(v) in (str, int) for v in args.values())):
+                raise ValueError("arguments or extras of another shape")
+            kind = kinds.get(s.kind.code)
+            found.append(Finding(kind if kind == s.kind else s.kind, args, s.plugin, s.old, s.new, s.subject,
+                                 s.suggestion, s.details, s.sites, s.status, s.severity, extra, s.occurrence))
+    return out
 
 
 def _other_release_modules(findings: list[Finding], plugin: PluginModel, version: str | None) -> list[Finding]:

@@ -158,6 +158,47 @@ def test_subclass_override_warns_only_where_a_host_call_can_reach_the_mismatch(c
         assert finding.details[-1].startswith("no call in host 2.0 can fail against the override")
 
 
+@pytest.mark.parametrize(("body", "expected"), [
+    # the override only raises NotImplementedError: every call fails there, whatever it passes
+    ('raise NotImplementedError("not on this device")', ["PP0101 info drift"]),
+    ('"""Unsupported."""\n        raise NotImplementedError', ["PP0101 info drift"]),
+    # negative twins: a body that does something, or raises only on some calls, is judged as ever
+    ("return a", ["PP0101 warning drift"]),
+    ("if a:\n            raise NotImplementedError\n        return a", ["PP0101 warning drift"]),
+    ("raise ValueError(a)", ["PP0101 warning drift"]),
+])
+def test_an_override_that_only_raises_not_implemented_decides_nothing(body, expected):
+    old = {"host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"}
+    new = {"host/runner.py": _RUNNER + "\n\ndef drive(r: Runner):\n    r.step(1, b=2)\n"}
+    plugin = {PATCH: _SUBCLASS.replace("        pass\n", f"        {body}\n")}
+    result = run_scan(old, new, plugin, checks=(SignaturesCheck(),))
+    expect(result, expected)
+    finding = only(result, "PP0101")
+    assert (finding.args["param"], finding.plugin.path, finding.plugin.line, finding.plugin.unit,
+            finding.new.path, finding.new.line) == ("b", PATCH, 4, "Mine.step", "host/runner.py", 2)
+    refused = "the override only raises NotImplementedError: the plugin does not support this member, " \
+              "and a call fails there whatever it passes"
+    assert (finding.details[-1] == refused) == ("info" in expected[0])
+
+
+def test_a_patch_member_that_only_raises_not_implemented_is_no_error():
+    # an error-level mismatch of a patch-class member (a replacement every host call lands in) too
+    old = {"host/runner.py": "class Runner:\n    def step(self, a):\n        pass\n"}
+    new = {"host/runner.py": "class Runner:\n    def step(self, a, b):\n        pass\n\n\n"
+                             "def drive(r: Runner):\n    r.step(1, 2)\n"}
+
+    def member(body: str):
+        plugin = {PATCH: HEADER + f"\nclass RunnerPatch(ArcticPatch[Runner]):\n    def step(self, a):\n        {body}\n",
+                  **PATCHING}
+        return run_scan(old, new, plugin, checks=(SignaturesCheck(),))
+    stub, real = member("raise NotImplementedError"), member("return a")
+    expect(stub, ["PP0101 info drift"])
+    expect(real, ["PP0101 error drift"])
+    for result in (stub, real):
+        finding = only(result, "PP0101")
+        assert (finding.args["param"], finding.plugin.unit, finding.new.line) == ("b", "RunnerPatch.step", 2)
+
+
 def test_implicitly_called_override_is_always_reached():
     # `forward` runs through Module.__call__ (setting called-implicitly): no host text names the call
     old = {"host/runner.py": "class Runner:\n    def forward(self, a):\n        pass\n"}

@@ -163,6 +163,9 @@ class SignaturesCheck:
         implicit = (f"reached without a named call: `{patch.name}` runs when the host calls the instance "
                     "(setting `called-implicitly`), so no host call site is judged"
                     if patch.name in ctx.settings.called_implicitly else "")
+        # a method that only raises NotImplementedError fails every call: its signature decides nothing
+        refused = ("the override only raises NotImplementedError: the plugin does not support this member, "
+                   "and a call fails there whatever it passes",) if ctx.facts.refuses_every_call(patch) else ()
 
         def finding(kind: Kind, suggestion: str, severity: Severity | None = None, **args: str) -> Finding:
             level = severity or kind.severity
@@ -191,6 +194,8 @@ class SignaturesCheck:
                 level = Severity.WARNING
                 details = notes + (f"no reachable call site in {label} fails against the override (host callers "
                                    "may be replaced by the plugin, or call it dynamically)",)
+            if refused and level is not Severity.INFO:
+                level, details = Severity.INFO, notes + refused
             if implicit and level is Severity.WARNING:
                 details += (implicit,)
             return Finding(kind, {"base": base_path, "label": label, **args}, patch.site, subject=patch.target,

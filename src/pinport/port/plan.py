@@ -9,9 +9,10 @@ and `git diff --check` find them.
 from __future__ import annotations
 
 import difflib
+import hashlib
 from dataclasses import dataclass
 
-from ..model.index import CodeIndex
+from ..model.index import CodeIndex, IndexCache
 from ..plugin.mirrors import Copy, span_lines
 from ..plugin.origins import Origin
 from ..plugin.similarity import LineDelta, line_delta
@@ -70,11 +71,12 @@ def reindent(text: str, indent: str) -> tuple[str, ...]:
 
 
 def plan_item(copy: Copy, plugin: CodeIndex, old: CodeIndex, labels: tuple[str, str, str],
-              origin: Origin | None = None) -> PortItem:
+              origin: Origin | None = None, cache: IndexCache | None = None) -> PortItem:
     """Merge one copy (a real three-way merge) unless upstream left it alone or NEW lacks it.
 
     A copy made from an earlier release than OLD (`origin.lags`) is merged with that release as
-    the base, so the upstream changes of the bumps it skipped are in the proposal too.
+    the base, so the upstream changes of the bumps it skipped are in the proposal too. With a
+    `cache`, the merge is kept there across runs (`stored_merge`).
     """
     delta = line_delta(span_lines(old, copy.old), span_lines(plugin, copy.plugin), copy.old.start,
                        copy.plugin.start)
@@ -86,13 +88,29 @@ def plan_item(copy: Copy, plugin: CodeIndex, old: CodeIndex, labels: tuple[str, 
     base = lagging.text if lagging is not None else copy.base
     if lagging is not None:
         labels = (labels[0], lagging.release, labels[2])
-    merged, line_conflicts, refined, renames, refused = merge_copy(copy.ours, base, copy.theirs, labels)
+    merged, line_conflicts, refined, renames, refused = stored_merge(copy.ours, base, copy.theirs, labels, cache)
     return PortItem(copy, CLEAN if merged.clean else CONFLICT, delta, merged, reindent(merged.text, copy.indent),
                     line_conflicts, refined, renames, refused, origin)
 
 
-def merge_copy(ours: str, base: str, theirs: str, labels: tuple[str, str, str]
-               ) -> tuple[MergeResult, int, Refined | None, tuple[Rename, ...], tuple[str, ...]]:
+Merged = tuple[MergeResult, int, Refined | None, tuple[Rename, ...], tuple[str, ...]]  # see `merge_copy`
+
+
+def stored_merge(ours: str, base: str, theirs: str, labels: tuple[str, str, str],
+                 cache: IndexCache | None) -> Merged:
+    """`merge_copy`, kept in the index cache from one run to the next under the three texts, the
+    labels and pinport's code (all it depends on): the statement and token merges are most of
+    planning a port, and a rebase plans the same merges on every run. A row that does not read is
+    merged again; without a cache, merged every time."""
+    if cache is None:
+        return merge_copy(ours, base, theirs, labels)
+    digest = hashlib.blake2b("\0".join((ours, base, theirs, *labels)).encode("utf-8", "surrogatepass"),
+                             digest_size=16).hexdigest()
+    return cache.stored(f"merge-1:{digest}:{cache.code_version}", Merged,
+                        lambda: merge_copy(ours, base, theirs, labels))
+
+
+def merge_copy(ours: str, base: str, theirs: str, labels: tuple[str, str, str]) -> Merged:
     """git's line merge; where it conflicts, the statement/token-level retry, kept only when it
     leaves fewer (or smaller) conflicts and loses none of the plugin's own lines; upstream renames applied to
     the plugin's lines. (result, line-merge conflicts, the retry, renames applied, lines refused)."""

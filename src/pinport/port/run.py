@@ -66,7 +66,7 @@ def plan_port(models: Models, settings: Settings) -> tuple[PortItem, ...]:
     copies, origins = facts.copies, facts.origins
     labels = ("plugin", models.old.label, models.new.label)
     return tuple(plan_item(c, models.plugin.index, models.old.index, labels,
-                           origins.get((c.plugin.path, c.plugin.start))) for c in copies.copies)
+                           origins.get((c.plugin.path, c.plugin.start)), models.index_cache) for c in copies.copies)
 
 
 def verified_port(models: Models, settings: Settings,

@@ -109,5 +109,6 @@ def _rescan(proposals: list[FileProposal], models: Models, settings: Settings) -
         index = load_index(proposed, models.index_cache, sharing=models.plugin.index)  # its decoded summaries
         index.lend_from(models.plugin.index)  # unchanged files: the plugin's parsed trees and facts
         plugin = load_plugin_model(index, settings)
+        # identities are compared: NEW's side alone; kept across runs (the same proposals next time)
         return scan_models(Models(plugin, models.old, models.new, models.history, models.index_cache),
-                           settings, judge_old=False).findings  # identities are compared: NEW's side alone
+                           settings, judge_old=False, stored=True).findings

@@ -14,11 +14,14 @@ does not resolve in NEW without having simply moved. Nothing here writes.
 from __future__ import annotations
 
 import ast
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import libcst as cst
 
+from ..config import Settings
 from ..findings import Finding, Severity
 from ..model.host import HostView
 from ..model.resolve import FUNCTION, METHOD
@@ -429,7 +432,62 @@ def _fix_one(finding: Finding, text: str, tree: ast.Module, host: HostView) -> t
     return _edit_span(text, span, edit), what
 
 
-def plan_fixes(findings: Sequence[Finding], host: HostView, read: ReadFile) -> FixPlan:
+def plan_fixes(findings: Sequence[Finding], host: HostView, read: ReadFile,
+               settings: Settings | None = None) -> FixPlan:
+    """Every safe fix for the findings (paths relative to the plugin tree), with the files' new texts.
+
+    With `settings` (the scan's: they shaped `host`), the plan is kept in NEW's index cache from one
+    run to the next under what it depends on: every finding as it is, the texts of the files the
+    fixes would edit, NEW's tree, the settings and pinport's code (the libcst edits cost most of
+    planning them, and a rebase plans the same ones on every run). A row that does not read is
+    planned again."""
+    if settings is None:
+        return _plan_fixes(findings, host, read)
+    paths = sorted({f.plugin.path for f in findings if f.code in (MOVED, ADDED, *DROPPED) and f.plugin is not None})
+    texts = {path: read(path) for path in paths}
+    inputs = hashlib.blake2b(digest_size=16)
+    for f in findings:
+        inputs.update(repr(f).encode("utf-8", "surrogatepass") + b"\0")
+    for path, text in texts.items():
+        inputs.update(f"{path}\0{text is None}\0{text or ''}\0".encode("utf-8", "surrogatepass"))
+    made: list[FixPlan] = []
+    index = {id(f): i for i, f in enumerate(findings)}
+
+    def build() -> _StoredPlan:
+        plan = _plan_fixes(findings, host, lambda path: texts[path] if path in texts else read(path))
+        made.append(plan)
+        return _StoredPlan([(index[id(x.finding)], x.path, x.line, x.before, x.after, x.what) for x in plan.fixes],
+                           plan.refused, {path: after for path, (_, after) in plan.texts.items()})
+
+    stored = host.index.stored("fixes-1", _StoredPlan, build, inputs.hexdigest(), repr(settings))
+    if made:
+        return made[0]
+    try:
+        return _read_plan(stored, findings, texts)
+    except (IndexError, KeyError, TypeError, ValueError):  # a row that names findings or files it was not made for
+        return _plan_fixes(findings, host, read)
+
+
+class _StoredPlan(NamedTuple):
+    """A `FixPlan` as the index cache keeps it: each fix names its finding by its place among the
+    findings planned for; each edited file keeps its new text (the old one is what was read)."""
+
+    fixes: list[tuple[int, str, int, str, str, str]]  # (finding, path, line, before, after, what)
+    refused: dict[str, str]
+    texts: dict[str, str]
+
+
+def _read_plan(stored: _StoredPlan, findings: Sequence[Finding], texts: dict[str, str | None]) -> FixPlan:
+    before = {path: text for path, text in texts.items() if text is not None}
+    fixes = []
+    for i, path, line, old, new, what in stored.fixes:
+        if not 0 <= i < len(findings):
+            raise IndexError(i)
+        fixes.append(SafeFix(findings[i], path, line, old, new, what))
+    return FixPlan(fixes, stored.refused, {path: (before[path], after) for path, after in stored.texts.items()})
+
+
+def _plan_fixes(findings: Sequence[Finding], host: HostView, read: ReadFile) -> FixPlan:
     """Every safe fix for the findings (paths relative to the plugin tree), with the files' new texts."""
     plan = FixPlan()
     current: dict[str, str] = {}

@@ -295,7 +295,7 @@ def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
                     repo_root=project if git is not None else None)
 
     def plan_edits() -> tuple[FixPlan, tuple[PortItem, ...]]:
-        return (plan_fixes(result.findings, models.new, snapshot.read),  # findings name files from the root
+        return (plan_fixes(result.findings, models.new, snapshot.read, settings),  # names files from the root
                 verified_port(models, settings, result.findings))
 
     def plan_edits_and_report() -> tuple[FixPlan, tuple[PortItem, ...], str]:

@@ -20,7 +20,7 @@ from ..errors import PinportError
 from ..findings import Finding, Severity, Status
 from ..model.host import HostView
 from ..model.index import IndexCache, load_indexes
-from ..scan import collector_paused, host_view, judge_one_side
+from ..scan import collector_paused, host_view, judge_one_side, stored_one_side
 from ..sources import Cache, SourceTree, list_versions, load_host
 from ..sources.progress import ProgressFn, no_progress
 from ..workers import can_fork, run_beside
@@ -109,7 +109,8 @@ def propose(steps: Sequence[Step], new: str, most: int = 3) -> list[str]:
 
 def _judge(versions: Sequence[str], args: tuple) -> list[tuple[str, list[Finding]]]:
     """Judge releases in order; each takes the parsed trees of unchanged files from OLD, NEW and the
-    release judged just before it (whose trees exist only once it has been judged)."""
+    release judged just before it (whose trees exist only once it has been judged). Each release's
+    findings are kept in the index cache for the next run (`scan.judged`)."""
     plugin, views, old, new, settings, facts = args
     out = []
     lenders = [old.index, new.index]
@@ -120,21 +121,29 @@ def _judge(versions: Sequence[str], args: tuple) -> list[tuple[str, list[Finding
                 index.lend_from(lender)
             # each release's facts start from the last one's: the plugin-side facts it added carry on
             facts = facts.with_hosts(old, views[version])
-            out.append((version, judge_one_side(plugin, views[version], old, settings, facts=facts)))
+            out.append((version, judge_one_side(plugin, views[version], old, settings, facts=facts, stored=True)))
             lenders = [old.index, new.index, index]
     return out
 
 
 def _judge_all(versions: list[str], views: dict[str, HostView], args: tuple) -> dict[str, list[Finding]]:
-    """Judge each release; with two cores, the later half in a forked worker."""
+    """Each release's findings: read back from the index cache where a run before judged it, the
+    others judged; with two cores, the later half of those in a forked worker."""
+    plugin, _, old, _, settings, facts = args
+    out: dict[str, list[Finding]] = {}
+    for version in versions:
+        found = stored_one_side(plugin, views[version], old, settings, facts=facts)
+        if found is not None:
+            out[version] = found
+    versions = [v for v in versions if v not in out]
     if len(versions) < 2 or not can_fork():
-        return dict(_judge(versions, args))
+        return {**out, **dict(_judge(versions, args))}
     half = (len(versions) + 1) // 2
     here, there = versions[:half], versions[half:]
     for v in versions:
         views[v].index.load_text()
     local, forked = run_beside(lambda: _judge(there, args), lambda: _judge(here, args))
-    return dict(local + forked)
+    return {**out, **dict(local + forked)}
 
 
 def find_stops(rebase, cache: Cache, index_cache: IndexCache, progress: ProgressFn,
