@@ -232,3 +232,56 @@ class _CountedCrash(_Counted):
     def run(self, ctx):
         self.runs += 1
         raise RuntimeError("boom")
+
+
+def test_both_sides_findings_read_back_on_an_unchanged_scan_and_judged_again_when_anything_changes(
+        tmp_path, monkeypatch):
+    """Judging both sides, a scan keeps each side's findings in the index cache (`judged-1` rows):
+    scanning the same trees, settings and code again reads them back whole (no check runs; the
+    drift/latent labels come out as before); a changed plugin file, `strict`, or a damaged row
+    means judging again."""
+    import sqlite3
+
+    import pinport.scan as scan_module
+    from harness import HOST as HOST_PKG
+    from harness import PLUGIN as PLUGIN_PKG
+    from harness import SYNTHETIC, inline_tree
+    from pinport.config import Settings
+    from pinport.model.index import IndexCache
+    from pinport.plugin.project import EntryPoint
+    from pinport.scan import load_models
+
+    settings = Settings(host=HOST_PKG, plugin_package=PLUGIN_PKG, pin_sources=(), **SYNTHETIC)
+    hosts = [inline_tree(tmp_path / "old", HOST_PKG, "host 1.0", OLD), inline_tree(tmp_path / "new", HOST_PKG, "host 2.0", HOST)]
+    plugin = inline_tree(tmp_path / "plugin", PLUGIN_PKG, "plugin", PLUGIN)
+    cache = IndexCache(tmp_path / "index.sqlite")
+    monkeypatch.setattr(scan_module, "_in_code_digest", lambda check: True)  # the check as if pinport's own
+    check = _Counted("kept", {"score": 0.25})
+
+    def scan(tree=plugin, strict=False, entry_points=()):
+        models = load_models(tree, hosts[0], hosts[1], settings, cache=cache)
+        models.plugin.entry_points = entry_points or models.plugin.entry_points
+        return scan_models(models, settings, extra_checks=(check,), strict=strict)
+
+    first = scan()
+    assert check.runs == 2 and [(f.code, f.level, f.status) for f in first.findings] == [("PP9998", Severity.WARNING, Status.LATENT)]
+    again = scan()
+    assert check.runs == 2 and repr(again.findings) == repr(first.findings)  # both sides read back
+    assert repr(scan(strict=True).findings) == repr(first.findings) and check.runs == 4  # strict: judged
+
+    edited = inline_tree(tmp_path / "plugin2", PLUGIN_PKG, "plugin",
+                         {**PLUGIN, "plug/patch.py": PLUGIN["plug/patch.py"] + "\n# edited\n"})
+    assert repr(scan(edited).findings) == repr(first.findings) and check.runs == 6  # another content: judged
+    scan(edited)
+    assert check.runs == 6
+    declared = (EntryPoint("host.general_plugins", "plug", "plug.patch:register", "pyproject.toml"),)
+    scan(edited, entry_points=declared)  # the project's files outside its modules changed: judged
+    assert check.runs == 8
+
+    with sqlite3.connect(cache.path) as db:
+        keys = [k for (k,) in db.execute("SELECT key FROM summaries WHERE key LIKE 'judged-1:%'")]
+    assert len(keys) == 6  # both sides of each plugin
+    cache.put_many([(key, b'{"kept": [["x"]]}') for key in keys])
+    assert repr(scan().findings) == repr(first.findings) and check.runs == 10  # damaged: judged again, repaired
+    scan()
+    assert check.runs == 10

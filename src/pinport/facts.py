@@ -470,7 +470,8 @@ class ScanFacts:
 
     def plugin_typing(self, view: HostView) -> PluginTyping:
         """How plugin code is typed against `view`: `self`, plugin-provided members, assigned attributes."""
-        return self.keep(("typing", id(view)), lambda: PluginTyping(self.plugin, view.resolver, self.plugin_resolver))
+        return self.keep(("typing", id(view)), lambda: PluginTyping(
+            self.plugin, view.resolver, self.plugin_resolver, self.keep("plugin-constructions", dict)))
 
     def plugin_inference(self, view: HostView, module: str, unit: Unit) -> Inference:
         """Host types of the expressions in one plugin unit against `view` (see `plugin.typed`)."""

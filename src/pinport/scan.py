@@ -244,7 +244,9 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
     instead, for checks from outside the registry (and tests of a check on its own). With
     `judge_old=False` OLD is not judged: the same NEW findings, every one labelled drift and none
     fixed, for a caller comparing identities alone (a merge's verification); `stored` then keeps
-    the checks' findings in the index cache across runs (`judged`; not with `strict`).
+    the checks' findings in the index cache across runs (`judged`; not with `strict`). Judging
+    both sides, each side's findings are kept so whenever the models have an index cache
+    (`_judged_both`; not with `strict`).
     """
     started = time.perf_counter()
     selected = extra_checks or select_checks(checks)
@@ -254,7 +256,7 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
              ScanContext(plugin, models.old, models.new, False, settings, facts))
     with _collector_paused():
         if judge_old:
-            by_new, by_old = _run_all(tuple(selected), sides, strict)
+            by_new, by_old = _judged_both(tuple(selected), sides, strict)
         else:
             by_new = judged(selected, sides[0]) if stored and not strict else _run_checks(selected, sides[0], strict)
             by_old = {c.name: [] for c in selected}
@@ -388,11 +390,32 @@ def judged(checks: Iterable[Check], ctx: ScanContext) -> dict[str, list[Finding]
     if found is not None:
         return found
     found = _run_checks(checks, ctx, False)
+    _store_judged(key, checks, ctx, found)
+    return found
+
+
+def _judged_both(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext], strict: bool) -> Results:
+    """Both sides of every check (`_run_all`), each side kept in the index cache as `judged` keeps
+    one: a scan of trees, settings and code that have not changed since the last one reads its
+    findings back instead of judging again (not with `strict`, whose point is to run every check)."""
+    stored = not strict and all(_in_code_digest(c) for c in checks)
+    keys = tuple(_judged_key(checks, ctx) if stored else "" for ctx in sides)
+    found = tuple(_read_stored(key, checks, ctx) if key else None for key, ctx in zip(keys, sides, strict=True))
+    if found[0] is not None and found[1] is not None:
+        return found  # type: ignore[return-value]
+    results = _run_all(checks, sides, strict)
+    for key, ctx, side in zip(keys, sides, results, strict=True):
+        _store_judged(key, checks, ctx, side)
+    return results
+
+
+def _store_judged(key: str, checks: tuple[Check, ...], ctx: ScanContext, found: dict[str, list[Finding]]) -> None:
+    """Keep one side's findings under `key` ('' keeps nothing) when they read back exactly as they are
+    and no check crashed."""
     if key and not any(f.kind is CHECK_CRASHED for fs in found.values() for f in fs):
         blob = codec.encode({name: [_stored_finding(f) for f in findings] for name, findings in found.items()})
         if repr(_read_judged(codec.decode(blob, _JUDGED), checks)) == repr(found):  # reads back as it is
             ctx.facts.index_cache.put_many([(key, blob)])  # type: ignore[union-attr]
-    return found
 
 
 def _in_code_digest(check: Check) -> bool:
@@ -406,7 +429,9 @@ def _judged_key(checks: tuple[Check, ...], ctx: ScanContext) -> str:
     if facts.index_cache is None:
         return ""
     trees = (ctx.plugin.index.tree, ctx.host.index.tree, ctx.other.index.tree)  # labels and versions are in messages
-    inputs = "\0".join([*(c.name for c in checks), *(f"{t.label}\0{t.version}" for t in trees), facts.history_digest])
+    plugin = ctx.plugin  # what the project's files outside its modules decide (entry points, packages scanned)
+    inputs = "\0".join([*(c.name for c in checks), *(f"{t.label}\0{t.version}" for t in trees), facts.history_digest,
+                        repr(plugin.entry_points), repr(plugin.packages), *plugin.modules])
     digest = hashlib.blake2b(inputs.encode(), digest_size=16).hexdigest()
     return facts.stored_key(f"judged-1:{'new' if ctx.judging_new else 'old'}:{digest}", ctx.other, ctx.host)
 

@@ -128,15 +128,16 @@ def plugin_call_passing(plugin: PluginModel, calls_of: Callable[[str], ModuleCal
     `self.attr(...)` on an attribute the plugin assigns a `cls_name(...)` to. 0 when none does.
     `calls_of(module)` is `module_calls` of a plugin module's tree (asked only of modules whose
     text spells what is looked for)."""
+    index, scanned = plugin.index, set(plugin.modules)
     holders: set[str] = set()
-    for module in plugin.modules:
-        if f"{cls_name}(" in plugin.index.source(module):
+    for module in index.grep(f"{cls_name}("):
+        if module in scanned:
             for node in calls_of(module).built.get(cls_name, ()):
                 holders |= {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
     called = {method} | (holders if method == "forward" else set())
+    spelling = {m for name in called for m in index.grep(f".{name}(")}
     for module in plugin.modules:
-        text = plugin.index.source(module)
-        if not any(f".{name}(" in text for name in called):
+        if module not in spelling:
             continue
         methods = calls_of(module).methods
         for _, node in sorted((c for name in called for c in methods.get(name, ())), key=lambda c: c[0]):

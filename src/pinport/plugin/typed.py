@@ -35,8 +35,12 @@ _UNKNOWN = object()  # an assignment whose type is not known: the attribute's ty
 class PluginTyping:
     """The plugin against one host version: `self` types, plugin-provided members, assigned attributes."""
 
-    def __init__(self, plugin: PluginModel, view_resolver: Resolver, plugin_resolver: Resolver) -> None:
+    def __init__(self, plugin: PluginModel, view_resolver: Resolver, plugin_resolver: Resolver,
+                 constructions: dict[str, dict[str, list[tuple[ast.Call, dict[str, ast.expr]]]]] | None = None) -> None:
         self.plugin, self.resolver, self.plugin_resolver = plugin, view_resolver, plugin_resolver
+        # plugin module -> the plugin class paths its functions construct (see `_constructions`); of
+        # the plugin alone, so the typings of both host versions may share one
+        self._constructions = constructions if constructions is not None else {}
         self.provided: set[tuple[str, str]] = set()  # (canonical class path, member) the plugin defines
         self.aliases: dict[tuple[str, str], str] = {}  # (canonical target, local name) -> host member path
         self.patch_targets: dict[tuple[str, str], Symbol] = {}  # (plugin module, class qualname) -> target
@@ -148,25 +152,36 @@ class PluginTyping:
         index = self.plugin.index
         found: dict[str, Typed | None] = {}
         for mod in index.grep(f"{name}("):
-            tree = index.parsed(mod) if mod in self.plugin.modules else None
+            for call, built in self._constructions_in(mod).get(path, ()) if mod in self.plugin.modules else ():
+                arg = call.args[position] if position < len(call.args) else next(
+                    (k.value for k in call.keywords if k.arg == param), None)
+                made = built.get(arg.id) if isinstance(arg, ast.Name) else arg
+                made_cls = self.plugin_resolver.resolve_in(mod, chain(made.func)) if isinstance(
+                    made, ast.Call) and chain(made.func) else None
+                if made_cls is None or made_cls.kind != CLASS or made_cls.module not in index.modules:
+                    return _UNKNOWN  # a host object, or one not known here: the host's annotation stands
+                found[made_cls.path] = self.plugin_class_type(mod, chain(made.func))
+        if not found:
+            return _UNKNOWN
+        return next(iter(found.values())) if len(found) == 1 else None
+
+    def _constructions_in(self, mod: str) -> dict[str, list[tuple[ast.Call, dict[str, ast.expr]]]]:
+        """Class path -> the calls in a plugin module's functions that resolve to it, in walk order,
+        each with its function's single-assignment locals (`_local_constructions`); a call in a
+        nested function appears once per enclosing function, as a walk of each function finds it.
+        One walk per module however many classes `_constructed_with` asks about."""
+        if mod not in self._constructions:
+            by_path: dict[str, list[tuple[ast.Call, dict[str, ast.expr]]]] = {}
+            tree = self.plugin.index.parsed(mod)
             for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) \
                     if tree is not None else ():
                 built = _local_constructions(fn)
                 for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
                     cls = self.plugin_resolver.resolve_in(mod, chain(call.func)) if chain(call.func) else None
-                    if cls is None or cls.path != path:
-                        continue
-                    arg = call.args[position] if position < len(call.args) else next(
-                        (k.value for k in call.keywords if k.arg == param), None)
-                    made = built.get(arg.id) if isinstance(arg, ast.Name) else arg
-                    made_cls = self.plugin_resolver.resolve_in(mod, chain(made.func)) if isinstance(
-                        made, ast.Call) and chain(made.func) else None
-                    if made_cls is None or made_cls.kind != CLASS or made_cls.module not in index.modules:
-                        return _UNKNOWN  # a host object, or one not known here: the host's annotation stands
-                    found[made_cls.path] = self.plugin_class_type(mod, chain(made.func))
-        if not found:
-            return _UNKNOWN
-        return next(iter(found.values())) if len(found) == 1 else None
+                    if cls is not None:
+                        by_path.setdefault(cls.path, []).append((call, built))
+            self._constructions[mod] = by_path
+        return self._constructions[mod]
 
     def target_attrs(self) -> dict[str, dict[str, Typed | None]]:
         """Host class path -> the types of the attributes every patch class of it assigns on `self`."""
