@@ -30,6 +30,7 @@ from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.assigned import AssignedAttribute, find_assigned_attributes
 from .plugin.callers import (
     Failure,
+    handed_on,
     host_call_failures,
     instance_calls_reached,
     override_reached,
@@ -357,23 +358,33 @@ class ScanFacts:
         """Host functions and methods (module path + qualified name) the plugin replaces in `view`."""
         return self.keep(("replaced", id(view)), lambda: replaced_units(view, self.plugin.surface.patches))
 
-    def call_failures(self, view: HostView, patch: Patch) -> Failure | None:
-        """`view`'s reachable call sites that do not bind to the plugin's replacement `patch`
-        (see `plugin.callers.host_call_failures`); the signatures and callers checks both ask."""
-        key = ("failures", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
-        return self.keep(key, lambda: host_call_failures(view, patch, self.replaced_units(view)))
+    def call_failures(self, view: HostView, patch: Patch, in_order: bool = False) -> Failure | None:
+        """`view`'s reachable call sites that do not bind to the plugin's replacement `patch` (with
+        `in_order`: that pass a positional argument it binds elsewhere than the base does; see
+        `plugin.callers.host_call_failures`); the signatures and callers checks both ask."""
+        key = ("failures", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name, in_order)
+        return self.keep(key, lambda: host_call_failures(view, patch, self.replaced_units(view), in_order=in_order))
 
-    def override_reached(self, view: HostView, patch: Patch) -> bool:
+    def override_reached(self, view: HostView, patch: Patch, in_order: bool = False) -> bool:
         """Whether `view`'s code may call an ordinary subclass's override in a way it cannot accept
-        (see `plugin.callers.override_reached`): a mismatch nothing in the host can trip is context."""
-        key = ("override-reached", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
+        (with `in_order`: binding a positional argument elsewhere than the base does; see
+        `plugin.callers.override_reached`): a mismatch nothing in the host can trip is context."""
+        key = ("override-reached", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name, in_order)
 
         def build() -> bool:
             return override_reached(view, patch, self.replaced_units(view), self.settings.called_implicitly,
-                                    lambda: self.lineage(patch), self.host_paths(view).runs, self.plugin_sets)
+                                    lambda: self.lineage(patch), self.host_paths(view).runs, self.plugin_sets,
+                                    in_order=in_order)
         # kept across runs: walking host modules for the ways a call can reach the class is most of a warm scan
-        name = f"override-reached-1:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:{patch.target}"
+        name = (f"override-reached-3:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:"
+                f"{patch.target}:{'order' if in_order else 'binding'}")
         return self.keep(key, lambda: self.stored(name, bool, build, view))
+
+    def handed_on(self, view: HostView, patch: Patch) -> bool:
+        """Whether `view` may reach the member `patch` replaces without a call naming it (see
+        `plugin.callers.handed_on`): then no judged call site speaks for every caller."""
+        key = ("handed-on", id(view), patch.owner, patch.name)
+        return self.keep(key, lambda: handed_on(view, patch))
 
     def instance_calls_reached(self, view: HostView, patch: Patch) -> bool:
         """Whether `view`'s code may call an instance of the patched host class in a way the replacement of

@@ -119,11 +119,11 @@ def test_without_the_op_registrar_setting_the_registered_function_is_handed_on()
     ("def make_kernel():\n    return Kernel()\n", "warning"),
 ])
 def test_a_receiver_kept_in_self_attr_is_typed_by_its_assignments(kernel, level):
-    host = {"host/ops.py": "class Kernel:\n    def apply(self, a, b):\n        pass\n\n\n" + kernel +
+    host = {"host/ops.py": "class Kernel:\n    def apply(self, a, b, c=None):\n        pass\n\n\n" + kernel +
             "\n\nclass Method:\n    def __init__(self):\n        self.kernel = None\n\n"
             "    def setup(self):\n        self.kernel = make_kernel()\n\n"
             "    def apply(self, layer, x, topk):\n        return x\n\n"
-            "    def run(self, x):\n        return self.kernel.apply(a=x, b=1)\n"}
+            "    def run(self, x):\n        return self.kernel.apply(x, 1, None)\n"}  # Method.apply could take it too
     plugin = {"plug/ops.py": "from host.ops import Method\n\n\nclass Mine(Method):\n"
                              "    def apply(self, layer, x):\n        return x\n\n\n"
                              "def build():\n    return Mine()\n"}

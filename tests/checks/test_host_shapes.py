@@ -22,7 +22,8 @@ def patch_scan(old: str, new: str, body: str, *checks):
 
 
 # -- overrides of staticmethods and of the dunders the host calls ------------------------------------------
-STATIC = "class Runner:\n    @staticmethod\n    def get_kv_cache_shape(num_blocks, block_size{extra}):\n        return num_blocks\n"
+STATIC = ("class Runner:\n    @staticmethod\n    def get_kv_cache_shape(num_blocks, block_size{extra}):\n        return num_blocks\n"
+          "\n\ndef shape_of(runner):\n    return getattr(runner, 'get_kv_cache_shape')\n")  # reached by name: not judged
 STATIC_PATCH = "    @staticmethod\n    def get_kv_cache_shape(num_blocks, block_size):\n        return num_blocks\n"
 CALLABLE = "class Runner:\n    def __call__(self, x{extra}):\n        return x\n\n    def __repr__(self{extra}):\n        return ''\n"
 POST_INIT = ("from dataclasses import dataclass\n\n\n@dataclass\nclass Runner:\n    size: int = 0\n\n"
@@ -75,7 +76,8 @@ def test_generic_and_protocol_bases_keep_attribute_lookups_exact(head, base):
 
 @pytest.mark.parametrize(("head", "base"), BASES)
 def test_generic_and_protocol_bases_keep_signature_lookups_exact(head, base):
-    host = head + f"class Base({base}):\n    def step(self, a{{extra}}):\n        pass\n\n\nclass Runner(Base):\n    pass\n"
+    host = head + "def drive(runner):\n    return getattr(runner, 'step')\n\n\n" + (  # by name: no call site judged
+        f"class Base({base}):\n    def step(self, a{{extra}}):\n        pass\n\n\nclass Runner(Base):\n    pass\n")
     body = "    def step(self, a):\n        pass\n"
     expect(patch_scan(host.format(extra=""), host.format(extra=", b"), body), ["PP0101 warning drift"])
     # a member the base never had overrides nothing: known, because the base adds nothing unknown

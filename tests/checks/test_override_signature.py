@@ -13,9 +13,13 @@ from host.runner import Runner
 PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
 
 
+# the host reaches `step` by name, where no call site is judged: each mismatch keeps its level
+_DYNAMIC = "\n\ndef drive(runner):\n    return getattr(runner, 'step')\n"
+
+
 def scan(old_sig: str, new_sig: str, plugin_sig: str, body: str = "pass"):
-    old = {"host/runner.py": f"class Runner:\n    def step{old_sig}:\n        pass\n"}
-    new = {"host/runner.py": f"class Runner:\n    def step{new_sig}:\n        pass\n"}
+    old = {"host/runner.py": f"class Runner:\n    def step{old_sig}:\n        pass\n" + _DYNAMIC}
+    new = {"host/runner.py": f"class Runner:\n    def step{new_sig}:\n        pass\n" + _DYNAMIC}
     plugin = {PATCH: HEADER + f"\nclass RunnerPatch(ArcticPatch[Runner]):\n    def step{plugin_sig}:\n        {body}\n",
               **PATCHING}
     return run_scan(old, new, plugin, checks=(SignaturesCheck(),))
@@ -86,7 +90,7 @@ def test_dropped_parameter_reports_use():
 def test_inherited_method_is_found_through_mro():
     old = {"host/base.py": "class Base:\n    def step(self, a):\n        pass\n",
            "host/runner.py": "from host.base import Base\n\nclass Runner(Base):\n    pass\n"}
-    new = {"host/base.py": "class Base:\n    def step(self, a, b):\n        pass\n",
+    new = {"host/base.py": "class Base:\n    def step(self, a, b):\n        pass\n" + _DYNAMIC,
            "host/runner.py": "from host.base import Base\n\nclass Runner(Base):\n    pass\n"}
     plugin = {PATCH: HEADER + "\nclass RunnerPatch(ArcticPatch[Runner]):\n    def step(self, a):\n        pass\n",
               **PATCHING}
@@ -144,6 +148,8 @@ _RUNNER = "class Runner:\n    def step(self, a, b=None):\n        pass\n"
     # negative twins: no host call can trip the mismatch
     ("", ["PP0101 info drift"]),  # only the plugin calls it (here: nobody)
     ("def drive(r: Runner):\n    r.step(1)\n", ["PP0101 info drift"]),  # positionally, the same arity
+    ("def drive(r):\n    r.step()\n", ["PP0101 info drift"]),  # the host's own `step` cannot take it: another's
+    ("def drive(r):\n    return r.step is None\n", ["PP0101 info drift"]),  # compared with None: data, no method
     ("class Other:\n    def step(self, a, b):\n        pass\n\n\n"
      "def drive(o: Other):\n    o.step(1, 2)\n", ["PP0101 info drift"]),  # typed: another class's method
 ])
@@ -479,3 +485,91 @@ def test_calls_of_another_holders_attribute_do_not_reach_the_replacement():
     result = run_scan(host, host, {"plug/patch.py": _RENAMING}, checks=(SignaturesCheck(),),
                       called_implicitly=("forward",))
     expect(result, ["PP0101 info latent install:9", "PP0201 info latent install:9"], at=True)
+
+
+_MOVED_HOST = "class Runner:\n    def step(self, a, b=None, c=None):\n        pass\n"
+
+
+@pytest.mark.parametrize(("caller", "level"), [
+    ("def drive(r: Runner):\n    r.step(1, 2)\n", "warning"),  # 2 binds to `c` in the replacement
+    ("def drive(r: Runner, args):\n    r.step(*args)\n", "warning"),  # unpacked: any slot
+    ("def drive(r: Runner):\n    getattr(r, 'step')(1)\n", "warning"),  # named as a string: not judged
+    # negative twins: every host call passes positionally only the slots that agree
+    ("def drive(r: Runner):\n    r.step(1, b=2, c=3)\n", "info"),
+    ("", "info"),  # only the plugin calls it
+])
+def test_a_moved_parameter_matters_only_to_host_calls_passing_it_positionally(caller, level):
+    new = {"host/runner.py": _MOVED_HOST + "\n\n" + caller}
+    member = {PATCH: HEADER + "\nclass RunnerPatch(ArcticPatch[Runner]):\n    def step(self, a, c=None, b=None):\n"
+                              "        pass\n", **PATCHING}
+    override = {PATCH: "from host.runner import Runner\n\nclass Mine(Runner):\n    def step(self, a, c=None, b=None):\n"
+                       "        pass\n"}
+    for plugin, unit in ((member, "RunnerPatch.step"), (override, "Mine.step")):
+        result = run_scan({"host/runner.py": _MOVED_HOST}, new, plugin, checks=(SignaturesCheck(),))
+        expect(result, [f"PP0103 {level} latent"])
+        finding = only(result, "PP0103")
+        assert (finding.plugin.path, finding.plugin.unit, finding.new.path, finding.new.line, finding.args["order"],
+                finding.args["plugin_order"]) == (PATCH, unit, "host/runner.py", 2, "a, b, c", "a, c, b")
+        if level == "info" and unit == "RunnerPatch.step":
+            assert finding.details[-1].startswith("no call in host 2.0 can fail against the replacement: every host "
+                                                  "call of `step` passes positionally only what binds")
+
+
+_FACTORY = "def build(n, k, hidden, renorm=True):\n    pass\n"
+_FACTORY_PLUGIN = ("import host.layer as layer\n\n\ndef my_build(n, k, *args, renorm=True, **kwargs):\n"
+                   "    pass\n\n\nlayer.build = my_build\n")
+
+
+@pytest.mark.parametrize(("caller", "level"), [
+    ("from host.layer import build\n\n\ndef make():\n    build(1, 2, 3, False)\n", "warning"),  # `renorm` into *args
+    # negative twins: the slots the replacement's *args takes in order, then keywords
+    ("from host.layer import build\n\n\ndef make():\n    build(1, 2, 3, renorm=False)\n", "info"),
+    ("from host.layer import build\n\n\ndef make():\n    build(n=1, k=2, hidden=3)\n", "info"),
+])
+def test_a_parameter_made_keyword_only_matters_only_to_host_calls_passing_it_positionally(caller, level):
+    host = {"host/layer.py": _FACTORY}
+    new = {"host/layer.py": _FACTORY, "host/model.py": caller}
+    result = run_scan(host, new, {"plug/moe.py": _FACTORY_PLUGIN}, checks=(SignaturesCheck(),))
+    expect(result, [f"PP0104 {level} latent"])
+    finding = only(result, "PP0104")
+    assert (finding.args["param"], finding.args["base_kind"], finding.args["plugin_kind"], finding.plugin.path,
+            finding.plugin.line, finding.new.path, finding.new.line) == (
+        "renorm", "positional", "keyword-only", "plug/moe.py", 8, "host/layer.py", 1)
+
+
+_CONFIG = "def get_config(vllm_config):\n    pass\n"
+_CONFIG_PLUGIN = "import host.utils as utils\n\nutils.get_config = lambda _config: None\n"
+
+
+@pytest.mark.parametrize(("caller", "level"), [
+    ("hooks = [get_config]\n", "warning"),  # handed on as a value: called where no site is judged
+    ("def make(cfg):\n    return getattr(utils, 'get_config')(cfg)\n", "warning"),  # named as a string
+    ("def make(args):\n    return get_config(*args)\n", "warning"),  # unpacked: not judged
+    # negative twin: every host call binds, and nothing reaches it another way
+    ("def make(cfg):\n    return get_config(cfg)\n", "info"),
+])
+def test_a_replacement_every_host_call_binds_to_is_info_unless_reached_another_way(caller, level):
+    new = {"host/utils.py": _CONFIG,
+           "host/model.py": "import host.utils as utils\nfrom host.utils import get_config\n\n\n" + caller}
+    result = run_scan({"host/utils.py": _CONFIG}, new, {"plug/cfg.py": _CONFIG_PLUGIN}, checks=(SignaturesCheck(),))
+    expect(result, [f"PP0101 {level} latent", f"PP0201 {level} latent"])  # a lambda's parameter renamed
+    missing, extra = only(result, "PP0101"), only(result, "PP0201")
+    assert (missing.args["param"], extra.args["param"]) == ("vllm_config", "_config")
+    for finding in (missing, extra):
+        assert (finding.plugin.path, finding.plugin.line, finding.new.path, finding.new.line) == (
+            "plug/cfg.py", 3, "host/utils.py", 1)
+    if level == "info":
+        assert missing.details[-1].startswith("no call in host 2.0 can fail against the replacement: every host "
+                                              "call of `get_config` binds to it alike")
+
+
+def test_a_replacement_whose_failing_host_callers_the_plugin_replaces_stays_a_warning():
+    # the host's only caller would fail, but the plugin replaces it: its own copy calls the member
+    host = {"host/runner.py": "class Runner:\n    def sync(self, out):\n        pass\n\n"
+                              "    def step(self):\n        self.sync(1)\n"}
+    plugin = {PATCH: HEADER + "\nclass RunnerPatch(ArcticPatch[Runner]):\n    def sync(self, out, meta):\n"
+                              "        pass\n\n    def step(self):\n        self.sync(1, 2)\n", **PATCHING}
+    result = run_scan(host, host, plugin, checks=(SignaturesCheck(),))
+    expect(result, ["PP0201 warning latent"])
+    assert only(result, "PP0201").details[-1].startswith("no reachable call site in host 2.0 fails against the "
+                                                         "override: the host callers that would are replaced")

@@ -10,10 +10,12 @@ from pinport.checks.aliases import AliasesCheck
 from pinport.checks.instance_attributes import AttributesCheck
 from pinport.checks.override_signature import SignaturesCheck
 
+# the host's executor reaches `execute` by name, where no call site is judged: each mismatch keeps its level
+_RUN = "\n\ndef run(worker):\n    return getattr(worker, 'execute')\n"
 OLD = {"host/worker.py": "class Worker:\n    def __init__(self):\n        self.device = 0\n\n"
-                         "    def execute(self, batch):\n        return batch\n"}
+                         "    def execute(self, batch):\n        return batch\n" + _RUN}
 NEW = {"host/worker.py": "class Worker:\n    def __init__(self):\n        self.devices = [0]\n\n"
-                         "    def execute(self, batch, step):\n        return batch\n"}
+                         "    def execute(self, batch, step):\n        return batch\n" + _RUN}
 REGISTRY = ("def register_patch(*, target, reason=''):\n    return lambda obj: obj\n\n\n"
             "def patch(module, attr):\n    return lambda obj: obj\n\n\n"
             "def timed(label):\n    return lambda obj: obj\n")

@@ -144,6 +144,10 @@ def test_every_warning_on_the_validated_release_is_answered(answer_file, own_pin
     assert sorted({w for w in where if w not in labels}) == []
     for entry in answer.get("warning", ()):  # no stale answer: each labelled place still warns, with that code
         for place in (entry["plugin"], *entry.get("also", ())):
+            if entry.get("now") == "info":  # read as a warning once; a rule now shows it as context
+                found = _at(result, entry["code"], place)
+                assert found and all(f.level.value == "info" for f in found), place
+                continue
             assert entry["code"] in {f.code for f, w in zip(warnings, where, strict=True) if w == place}, place
     true = sum(labels[w] for w in where)
     assert f"{true}/{len(warnings)}" == answer["warning_precision"]

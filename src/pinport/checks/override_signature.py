@@ -59,12 +59,14 @@ def _bound(fn: FunctionInfo, as_method: bool) -> tuple[Param, ...]:
     return fn.bound_params() if as_method else fn.signature.params
 
 
-def _no_failing_caller(ctx: ScanContext, patch: Patch) -> bool:
-    """A replacement whose judged host call sites all bind to it: its mismatch cannot fire as called."""
+def _no_failing_caller(ctx: ScanContext, patch: Patch, in_order: bool = False, keywords: bool = True) -> bool:
+    """A replacement whose judged host call sites all bind to it (with `in_order`: pass no positional
+    argument it binds elsewhere than the base, nor `*args`, nor `**kwargs` unless `keywords` is
+    False): its mismatch cannot fire as called."""
     if patch.kind not in (PatchKind.MEMBER, PatchKind.ASSIGNMENT):
         return False
-    found = ctx.facts.call_failures(ctx.host, patch)
-    return found is not None and not found[2]
+    found = ctx.facts.call_failures(ctx.host, patch, in_order)
+    return found is not None and not any(keywords or key != ("unpacked", "**") for key in found[2])
 
 
 class SignaturesCheck:
@@ -170,6 +172,8 @@ class SignaturesCheck:
         def finding(kind: Kind, suggestion: str, severity: Severity | None = None, **args: str) -> Finding:
             level = severity or kind.severity
             details = notes
+            # a moved parameter, or one made keyword-only, trips only calls passing it positionally
+            in_order = kind is PARAM_REORDERED or kind is PARAM_KIND and args.get("plugin_kind") == "keyword-only"
             confirmed = [(module, line, attr) for module, line, attr, param in ctx.facts.confirmed_by(ctx.host, patch)
                          if param == args.get("param")] if cap is not None and kind.severity is Severity.ERROR else []
             if confirmed:  # the host calls it through an attribute holding the plugin's class: it fails there
@@ -177,7 +181,8 @@ class SignaturesCheck:
                 details = notes + tuple(f"confirmed by {ctx.host.index.paths[module]}:{line}, which calls "
                                         f"it through `self.{attr}`, set to the plugin's class"
                                         for module, line, attr in confirmed)
-            elif cap is not None and level.rank <= cap.rank and not ctx.facts.override_reached(ctx.host, patch):
+            elif cap is not None and level.rank <= cap.rank and not ctx.facts.override_reached(ctx.host, patch,
+                                                                                               in_order):
                 level = Severity.INFO  # only the plugin calls it, or every host call binds to the override
                 details = notes + ((f"only plugin code builds `{patch.via}`: no call in {label} can reach its "
                                     "constructor",) if patch.name == "__init__" else (
@@ -190,10 +195,29 @@ class SignaturesCheck:
                 level = Severity.INFO  # `forward` of a host class whose every instance the host calls in a way it takes
                 details = notes + (f"no call in {label} can fail against the replacement: the host keeps its "
                                    f"instances in attributes it only calls in ways `{patch.name}` accepts",)
+            elif in_order and not implicit and _no_failing_caller(ctx, patch, True, keywords=False) \
+                    and not ctx.facts.handed_on(ctx.host, patch):
+                level = Severity.INFO  # every host call binds its positional arguments as the base would
+                details = notes + (f"no call in {label} can fail against the replacement: every host call of "
+                                   f"`{patch.name}` passes positionally only what binds to the same parameters, "
+                                   "and none names it as a string or hands it on",)
             elif level is Severity.ERROR and _no_failing_caller(ctx, patch):
-                level = Severity.WARNING
-                details = notes + (f"no reachable call site in {label} fails against the override (host callers "
-                                   "may be replaced by the plugin, or call it dynamically)",)
+                found = ctx.facts.call_failures(ctx.host, patch)
+                ported = found is not None and found[3] > 0  # host callers the plugin replaces: its copies call it
+                misbound = in_order and not _no_failing_caller(ctx, patch, True, keywords=False)
+                escapes = implicit or not _no_failing_caller(ctx, patch, True) or ctx.facts.handed_on(ctx.host, patch)
+                level = Severity.WARNING if ported or escapes else Severity.INFO
+                details = notes + ((f"every reachable call site in {label} binds to the replacement, but some pass "
+                                    "positionally an argument it binds to another parameter than the base",)
+                                   if misbound else
+                                   (f"no reachable call site in {label} fails against the override: the host callers "
+                                    "that would are replaced by the plugin, whose copies call it",) if ported else
+                                   (f"no reachable call site in {label} fails against the override, but host code "
+                                    "may reach it without a call naming it (a string, handed on as a value, or an "
+                                    "unpacked call)",) if escapes else
+                                   (f"no call in {label} can fail against the replacement: every host call of "
+                                    f"`{patch.name}` binds to it alike, and none names it as a string, hands it on "
+                                    "or unpacks its arguments",))
             if refused and level is not Severity.INFO:
                 level, details = Severity.INFO, notes + refused
             if implicit and level is Severity.WARNING:

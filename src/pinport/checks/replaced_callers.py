@@ -65,7 +65,7 @@ class ReplacedCallersCheck:
         found = ctx.facts.call_failures(ctx.host, patch)
         if not found:
             return
-        base, repl, failing = found
+        base, repl, failing, _ = found
         for (kind_key, name), sites in sorted(failing.items()):
             yield self._finding(ctx, patch, base, repl, _KINDS[kind_key], kind_key, name, sites)
 

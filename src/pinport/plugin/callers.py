@@ -74,21 +74,64 @@ def is_narrower(base: tuple[Param, ...], repl: tuple[Param, ...]) -> bool:
     return any(p.required and (p.name not in base_names or not base_names[p.name].required) for p in repl)
 
 
+def agreeing_slots(base: tuple[Param, ...], repl: tuple[Param, ...]) -> int | None:
+    """How many leading positional arguments bind alike to `base` and `repl` (the same parameter, or a
+    rename in place; a base slot the replacement's `*args` takes while it names no such parameter
+    is forwarded as it came); None when every positional argument does. A call passing more hands
+    a value to another parameter than the host meant (moved, or keyword-only in the replacement)."""
+    theirs = [p.name for p in base if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
+    ours = [p.name for p in repl if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
+    named = {p.name for p in repl if p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)}
+    their_var, our_var = has_var_positional(base), has_var_positional(repl)
+    for i in range(max(len(theirs), len(ours))):
+        if i < len(theirs) and i < len(ours):
+            if theirs[i] != ours[i] and (theirs[i] in named or ours[i] in theirs):
+                return i
+        elif i < len(theirs):
+            if not our_var or theirs[i] in named:
+                return i
+        elif not their_var:
+            return i
+    return None if their_var == our_var else max(len(theirs), len(ours))
+
+
+def bound_alike(params: tuple[Param, ...], slots: int | None) -> tuple[Param, ...]:
+    """`params` taking at most `slots` arguments positionally (later slots keyword-only, no `*args`):
+    the calls it accepts bind their positional arguments as `agreeing_slots` found them alike."""
+    if slots is None:
+        return params
+    out, seen = [], 0
+    for p in params:
+        if p.kind is ParamKind.VAR_POSITIONAL:
+            continue
+        if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD:
+            seen += 1
+            if seen > slots:
+                p = p._replace(kind=ParamKind.KEYWORD_ONLY)
+        out.append(p)
+    return tuple(out)
+
+
 Failures = dict[tuple[str, str], list[tuple[CallSite, int, int]]]
-Failure = tuple[Symbol, tuple[Param, ...], Failures]  # (replaced member, replacement's params, failures)
+# (replaced member, replacement's params, failures, call sites that might fail left out as host code the plugin replaces)
+Failure = tuple[Symbol, tuple[Param, ...], Failures, int]
 
 
 def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str],
-                       through: frozenset[str] | None = None) -> Failure | None:
+                       through: frozenset[str] | None = None, in_order: bool = False) -> Failure | None:
     """The judged host's reachable call sites that do not bind to the plugin's replacement.
 
     (replaced base member, the replacement's parameters as callers see them, failures by
-    (problem, parameter)); None when the replacement cannot be judged this way (not a function,
+    (problem, parameter), how many call sites that might fail lie in replaced host code); None when the replacement cannot be judged this way (not a function,
     or accepting everything the base does). Call sites inside host functions the plugin itself
     replaces (`replaced`, from `replaced_units`) are left out: that host code never runs once the
     plugin is loaded. ScanFacts keeps the answer: the signatures and callers checks both ask.
     With `through` (attribute names), only host units calling the method on one of those
     attributes (`x.drafter.name(`) are searched, and every failure there is still found.
+    With `in_order`, the calls judged are those that pass a positional argument the replacement
+    binds to another parameter than the base does (`agreeing_slots`): the ones a moved or
+    keyword-only parameter can trip, whether or not they raise; and every call unpacking
+    `*args`/`**kwargs`, which could pass anything.
     """
     owner, base = view.replaced_member(patch.owner, patch.name)
     if owner is None or base is None or base.kind not in (FUNCTION, METHOD) or not isinstance(
@@ -100,7 +143,9 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str],
     fn = base.obj
     as_method = base.kind == METHOD and not fn.is_staticmethod
     base_params = fn.signature.params[1:] if as_method and fn.signature.params else fn.signature.params
-    if not is_narrower(base_params, repl):
+    if in_order:
+        repl = bound_alike(base_params, agreeing_slots(base_params, repl))
+    elif not is_narrower(base_params, repl):
         return None
     constructor = patch.name in CALLED_DUNDERS
     if constructor and owner.kind != CLASS:
@@ -120,26 +165,32 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str],
             c.receiver.path in {x.path for x in resolver.mro(owner)}
 
     failing: Failures = {}
+    skipped = 0
     method = not constructor and base.kind == METHOD
     lines = _candidates(view, owner, search, method, repl, through)
     for site in iter_call_sites(resolver, search, accept, modules=sorted(lines), lines=lines):
         if f"{site.module}.{site.unit}" in replaced:
+            skipped += 1
             continue  # inside host code the plugin replaces: never runs once patched
         params = (fn.signature.params[:1] + repl) if site.callee.mode == UNBOUND and as_method else repl
-        if fn.is_staticmethod and site.callee.mode != BOUND and patch.function is not None:
+        if fn.is_staticmethod and site.callee.mode != BOUND and patch.function is not None and not in_order:
             # a plain function set in place of a staticmethod: called through the class, it gets every argument
             params = patch.function.signature.params
         problems = bind_call(params, site.call)
+        if in_order and problems is None:  # `*args` at the call may fill any slot, `**kwargs` pass any name
+            star = "*" if any(isinstance(a, ast.Starred) for a in site.call.args) else "**"
+            failing.setdefault(("unpacked", star), []).append((site, -1, len(repl)))
         for problem in problems or ():
             failing.setdefault((problem.kind, problem.name), []).append((site, problem.given, problem.accepted))
-    return base, repl, failing
+    return base, repl, failing, skipped
 
 
 def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], implicit: Iterable[str] = (),
                      lineage_of: Callable[[], Lineage | None] = lambda: None,
                      runs: Callable[[str, str], bool] = lambda module, unit: True,
-                     plugin_sets: Callable[[str], bool] = lambda attr: True) -> bool:
-    """Whether host code may call an ordinary subclass's override in a way it cannot accept.
+                     plugin_sets: Callable[[str], bool] = lambda attr: True, in_order: bool = False) -> bool:
+    """Whether host code may call an ordinary subclass's override in a way it cannot accept (with
+    `in_order`: passing a positional argument the override binds to another parameter than the base).
 
     False only when no host call of the member's name that can reach the plugin's class could
     fail against the override: each `.name(` call in the host either binds to the override (say,
@@ -174,7 +225,13 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     if repl is None or any(named_dynamically(index, m, name) for q in "\"'"
                            for m in modules_mentioning(index, f"{q}{name}{q}", resolver.top)):
         return True
-    reordered = _reordered(base, repl)  # a positional call that binds may still hand a value to the wrong parameter
+    # a positional call that binds may still hand a value to the wrong parameter: past the slots that agree,
+    # every positional argument counts (`bound_alike`)
+    base_params = _callers_params(base)
+    slots = agreeing_slots(base_params, repl)
+    if in_order and slots is None:
+        return False
+    judged = bound_alike(base_params if in_order else repl, slots)
     related = {c.path for c in resolver.mro(owner)}
     lineage = lineage_of()  # asked only now: the answers above need no walk over the plugin
     meets = _Meeting(view, lineage) if lineage is not None else None
@@ -205,7 +262,7 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
             return meets.instance_of(receiver.path)
         return receiver.path in related or owner.path in {c.path for c in resolver.mro(receiver)}
 
-    candidates = _candidates(view, owner, name, True, () if reordered else repl)
+    candidates = _candidates(view, owner, name, True, judged)
     bare = {m: lines for m in modules_mentioning(index, f".{name}", resolver.top)
             if (lines := referenced_bare(index, m, name))}
     for module in sorted(set(candidates) | set(bare)):
@@ -217,7 +274,7 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
                 continue
             walk = walk_unit(index, module, unit)
             nodes: list[ast.expr] = [c.func for c in walk.calls if call_name(c) == name and any(
-                c.lineno <= line <= (c.end_lineno or c.lineno) for line in lines)]
+                c.lineno <= line <= (c.end_lineno or c.lineno) for line in lines) and _fits(base, c)]
             if refs:
                 nodes += [n for n in _bare_references(unit, name) if n.lineno in refs]
             inference = host_inference(resolver, module, unit, walk) if nodes else None
@@ -426,6 +483,41 @@ def _named_dynamically(tree: ast.Module | None, name: str) -> bool:
     return any(isinstance(n, ast.Constant) and n.value == name and id(n) not in inert for n in ast.walk(tree))
 
 
+def handed_on(view: HostView, patch: Patch) -> bool:
+    """Whether host code may reach the replaced member other than by a call naming it, which no call
+    site judges: it spells the name as a string (`named_dynamically`), reads `x.name` without
+    calling it (`referenced_bare`), or, for a module function, reads the bare name as a value. For a
+    constructor: a host subclass exists, or the class is named as a string or used as a value. Any
+    other dunder always is."""
+    index, top, name = view.index, view.resolver.top, patch.name
+    if name.startswith("__") and name.endswith("__") and name not in CALLED_DUNDERS:
+        return True  # run by the language (`obj(x)` -> `__call__`, a dataclass's `__post_init__`), never named
+    owner, _ = view.replaced_member(patch.owner, name)
+    if name in CALLED_DUNDERS and owner is not None and owner.kind == CLASS:
+        # built, not called by name: the class is what may escape, and a host subclass runs the member too
+        short = owner.path.rpartition(".")[2]
+        return len(_inheriting(view, owner, "")) > 1 or any(
+            named_dynamically(index, m, short) for q in "\"'" for m in modules_mentioning(index, f"{q}{short}{q}", top)
+        ) or any(index.module_memo(m, ("class-as-value", short), lambda m=m: (t := index.parsed(m)) is None
+                                   or _class_as_value(t, short)) for m in modules_mentioning(index, short, top))
+    if any(named_dynamically(index, m, name) for q in "\"'" for m in modules_mentioning(index, f"{q}{name}{q}", top)):
+        return True
+    if any(referenced_bare(index, m, name) for m in modules_mentioning(index, f".{name}", top)):
+        return True
+    return owner is not None and owner.kind == MODULE and any(
+        index.module_memo(m, ("named-bare", name), lambda m=m: _named_bare(index.parsed(m), name))
+        for m in modules_mentioning(index, name, top))
+
+
+def _named_bare(tree: ast.Module | None, name: str) -> bool:
+    """Whether a module reads the plain name `name` other than to call it (`hooks = [name]`)."""
+    if tree is None:
+        return True
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in called
+               for n in ast.walk(tree))
+
+
 def referenced_bare(index: CodeIndex, module: str, name: str) -> tuple[int, ...]:
     """Lines where a host module reads `x.name` other than to call it (`fn = self.name`, a callback
     handed on): the member may then run from anywhere. A comment, or `callable(x.name)`, is not."""
@@ -447,7 +539,10 @@ def _bare_references(node: ast.AST, name: str) -> list[ast.Attribute]:
     roots = node.body if isinstance(node, Unit) else [node]
     for root in roots:
         for n in ast.walk(root):
-            if isinstance(n, ast.Call):
+            if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value is None
+                                                  for c in n.comparators):
+                called.add(id(n.left))  # `x.name is None`: data, a method never is
+            elif isinstance(n, ast.Call):
                 called.add(id(n.func))
                 if isinstance(n.func, ast.Name) and n.func.id == "callable":
                     called.update(id(a) for a in n.args)
@@ -459,16 +554,22 @@ def _bare_references(node: ast.AST, name: str) -> list[ast.Attribute]:
             and isinstance(n.ctx, ast.Load) and id(n) not in called]
 
 
-def _reordered(base: Symbol, repl: tuple[Param, ...]) -> bool:
-    """Whether a parameter both take positionally sits at another position in the override (a
-    positional call then binds, but hands it the wrong value); a rename in place is harmless."""
+def _fits(base: Symbol, call: ast.Call) -> bool:
+    """Whether a host call may be one of the host's own member `base` (through an instance, or through
+    the class with `self` first): one that binds to neither calls some other callable of that name,
+    since the host's code works on its own pin."""
     fn = base.obj
     if not isinstance(fn, FunctionInfo):
         return True
-    params = fn.signature.params[0 if fn.is_staticmethod else 1:]
-    theirs = [p.name for p in params if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
-    ours = [p.name for p in repl if p.kind <= ParamKind.POSITIONAL_OR_KEYWORD]
-    return any(n in ours and ours.index(n) != i for i, n in enumerate(theirs))
+    return any(bind_call(params, call) in (None, []) for params in {_callers_params(base), fn.signature.params})
+
+
+def _callers_params(base: Symbol) -> tuple[Param, ...]:
+    """What a host caller supplies to a host method (self/cls dropped)."""
+    fn = base.obj
+    if not isinstance(fn, FunctionInfo):
+        return ()
+    return fn.signature.params[0 if fn.is_staticmethod else 1:]
 
 
 def replaced_units(view: HostView, patches: Iterable[Patch]) -> frozenset[str]:

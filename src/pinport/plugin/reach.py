@@ -282,13 +282,20 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
     if shape_of(path) is None:
         return None
     family = {path}
-    installs = {(p.plugin_module, p.site.line): p.target for p in plugin.surface.patches
-                if p.kind is PatchKind.ASSIGNMENT and p.function is None}
-    installs |= {(r.plugin_module, r.site.line): r.host_class for r in plugin.surface.replacements}
+    installs: dict[tuple[str, int], list[tuple[str, str]]] = {}  # (module, line) -> [(plugin class or "", host)]
+    for p in plugin.surface.patches:
+        if p.kind is PatchKind.ASSIGNMENT and p.function is None:
+            installs.setdefault((p.plugin_module, p.site.line), []).append(("", p.target))
+    module_of = {p: m for m, p in plugin.index.paths.items()}  # a table entry may be registered in another module
+    for r in plugin.surface.replacements:
+        key = (module_of.get(r.site.path, r.plugin_module), r.site.line)
+        installs.setdefault(key, []).append((f"{r.plugin_module}.{r.plugin_class}", r.host_class))
     installed: set[str] = set()
     handed_on = False
     holders: set[tuple[str, str]] = set()
     escaped = False
+    returned: set[tuple[str, str, str]] = set()
+    read = False
     seen: set[str] = set()
     while family - seen:
         todo = family - seen
@@ -309,8 +316,15 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
             handed_on |= found.handed_on
             escaped |= found.escaped
             holders |= found.holders
-    if not holders and not escaped and not installed:
-        handed_on = True  # nothing in the plugin builds it: loaded some way we cannot see (an entry point)
+            returned |= found.returned
+            read |= bool(found.read)
+    if returned and not escaped:  # `return P(...)`: held wherever each call of that function keeps its result
+        kept = _returned_holders(plugin, returned)
+        escaped = kept is None
+        holders |= kept or set()
+    if not holders and not escaped and not installed and not read:
+        # nothing in the plugin builds it or calls its methods off the class: loaded some way we cannot see
+        handed_on = True
     shapes = tuple(s for p in sorted(family) if (s := shape_of(p)) is not None)
     held = None if escaped or handed_on or installed else tuple(
         (s, attr) for holder, attr in sorted(holders) if (s := shape_of(holder)) is not None)
@@ -325,6 +339,8 @@ class _References(NamedTuple):
     handed_on: bool
     escaped: bool
     installed: set[str]
+    returned: set[tuple[str, str, str]]  # (module, class qualname or "", function) returning a construction
+    read: set[str]  # classes a plain method is read off (`P.__init__(self, ...)`): used, though never built
 
 
 class _ReferenceMap(NamedTuple):
@@ -335,20 +351,42 @@ class _ReferenceMap(NamedTuple):
     parent: dict[int, ast.AST]
     classes: dict[int, str]  # id(ClassDef) -> qualified name and a dot
     nodes: tuple[ast.AST, ...]
+    local_imports: dict[int, ast.Import | ast.ImportFrom]  # id(Name) -> the function-local import binding it
+
+
+def _function_imports(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.Import | ast.ImportFrom]:
+    """Names a function binds by importing in its own body (`def f(): from .m import C`), nested defs aside."""
+    out: dict[str, ast.Import | ast.ImportFrom] = {}
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.ImportFrom):
+            out |= {(a.asname or a.name): node for a in node.names if a.name != "*"}
+        elif isinstance(node, ast.Import):
+            out |= {(a.asname or a.name.partition(".")[0]): node for a in node.names}
+        todo.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def _reference_map(tree: ast.Module) -> _ReferenceMap:
     parent: dict[int, ast.AST] = {}
     inert: set[int] = set()  # annotations, `__all__` values, docstrings
     classes: dict[int, str] = {}
-    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+    local_imports: dict[int, ast.Import | ast.ImportFrom] = {}
+    stack: list[tuple[ast.AST, str, dict[str, ast.Import | ast.ImportFrom]]] = [(tree, "", {})]
     while stack:
-        node, prefix = stack.pop()
+        node, prefix, scope = stack.pop()
         if isinstance(node, ast.ClassDef):
             classes[id(node)] = prefix = f"{prefix}{node.name}."
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (own := _function_imports(node)):
+            scope = scope | own
+        elif isinstance(node, ast.Name) and node.id in scope and isinstance(node.ctx, ast.Load):
+            local_imports[id(node)] = scope[node.id]
         for child in ast.iter_child_nodes(node):
             parent[id(child)] = node
-            stack.append((child, prefix))
+            stack.append((child, prefix, scope))
         for annotation in _annotations(node):
             inert.update(id(n) for n in ast.walk(annotation))
         if _is_all(node):
@@ -360,16 +398,17 @@ def _reference_map(tree: ast.Module) -> _ReferenceMap:
         isinstance(n, ast.Constant) and isinstance(n.value, str) or isinstance(n, ast.ClassDef)
         or isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
         or isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and isinstance(n.ctx, ast.Load)))
-    return _ReferenceMap(parent, classes, nodes)
+    return _ReferenceMap(parent, classes, nodes, local_imports)
 
 
 def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set[str],
-                installs: dict[tuple[str, int], str]) -> _References:
+                installs: dict[tuple[str, int], list[tuple[str, str]]]) -> _References:
     """How one plugin module refers to the classes `targets` (absolute paths); `installs` are the
     statements (module, line) installing a class in place of a host class (path)."""
     # kept per module: every override's lineage walks the modules spelling its class
-    parent, classes, nodes = plugin.index.module_memo(module, "reference-map", lambda: _reference_map(tree))
-    out = _References(set(), set(), False, False, set())
+    parent, classes, nodes, local_imports = plugin.index.module_memo(module, "reference-map",
+                                                                     lambda: _reference_map(tree))
+    out = _References(set(), set(), False, False, set(), set(), set())
     handed_on = escaped = False
     bare = {t.rpartition(".")[2]: t for t in targets}
     for node in nodes:
@@ -381,7 +420,8 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
         if isinstance(node, ast.ClassDef) and node.name in bare and f"{module}.{classes[id(node)][:-1]}" in targets:
             handed_on |= any(_decorator_name(d) not in _INERT_DECORATORS for d in node.decorator_list)
             continue
-        if not _names_target(plugin, module, node, targets):
+        named = _named_target(plugin, module, node, targets, local_imports)
+        if named is None:
             continue
         up = parent.get(id(node))
         if isinstance(up, ast.ClassDef) and node in up.bases:
@@ -389,22 +429,129 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
             out.subclasses.add(f"{module}.{qual}")
         elif isinstance(up, ast.Call) and up.func is node:
             holder = _held_in(parent, classes, module, up)
-            if holder is None:
+            returner = _returned_from(parent, classes, module, up) if holder is None else None
+            if returner is not None:
+                out.returned.add(returner)
+            elif holder is None:
                 escaped = True
             else:
                 out.holders.add(holder)
-        elif isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id in _INERT_CALLS \
-                or isinstance(up, ast.Tuple) and isinstance(parent.get(id(up)), ast.Call) and isinstance(
-                    parent[id(up)].func, ast.Name) and parent[id(up)].func.id in _INERT_CALLS:
-            continue  # isinstance(x, P), issubclass(C, (P, Q)), super(P, self)
+        elif _inert_argument(parent, node):
+            continue  # isinstance(x, P), issubclass(C, (P, Q)), isinstance(x, P | Q), super(P, self)
         elif isinstance(up, ast.Attribute):
-            escaped = True  # `P.build(...)`: a helper of the class may build an instance anywhere
-        elif (module, _statement(parent, node).lineno) in installs:
-            # the host builds it where it builds the class it replaces
-            out.installed.add(installs[(module, _statement(parent, node).lineno)])
+            # `P.build(...)`: a factory of the class may build an instance anywhere; patching a member
+            # (`P.m = f`), or reading a plain method (`P.m(self, ...)`, `P.__init__(self, ...)`), builds none
+            plain = isinstance(up.ctx, ast.Store | ast.Del) or _plain_method(plugin, named, up.attr)
+            escaped |= not plain
+            out.read.update({named} if plain else ())
+        elif hosts := [h for p, h in installs.get((module, _statement(parent, node).lineno), ()) if p in ("", named)]:
+            out.installed.update(hosts)  # the host builds it where it builds the class it replaces
         else:
             handed_on = True  # passed, returned, assigned, listed: the host may get the class itself
-    return _References(out.subclasses, out.holders, handed_on, escaped, out.installed)
+    return _References(out.subclasses, out.holders, handed_on, escaped, out.installed, out.returned, out.read)
+
+
+def _plain_method(plugin: PluginModel, path: str, name: str) -> bool:
+    """Whether `name` is `__init__` or a method the plugin class `path` defines that is neither a
+    classmethod nor a staticmethod (reading it off the class builds no instance)."""
+    if name == "__init__":
+        return True
+    module, _, qual = path.rpartition(".")
+    while module and module not in plugin.index.modules:
+        module, _, head = module.rpartition(".")
+        qual = f"{head}.{qual}"
+    info = None
+    for part in qual.split(".") if module else ():
+        info = (info.classes if info is not None else plugin.index.modules[module].classes).get(part)
+        if info is None:
+            return False
+    fn = info.methods.get(name) if info is not None else None
+    return fn is not None and not fn.is_classmethod and not fn.is_staticmethod
+
+
+def _inert_argument(parent: dict[int, ast.AST], node: ast.AST) -> bool:
+    """Whether a class is only tested against or named to `super`: an argument of `isinstance`,
+    `issubclass`, `super` or `type`, alone, in a tuple or in a `P | Q` union."""
+    up = parent.get(id(node))
+    while isinstance(up, ast.Tuple) or isinstance(up, ast.BinOp) and isinstance(up.op, ast.BitOr):
+        node, up = up, parent.get(id(up))
+    return isinstance(up, ast.Call) and node is not up.func and isinstance(up.func, ast.Name) \
+        and up.func.id in _INERT_CALLS
+
+
+_RETURN_DEPTH = 3  # functions handing a construction on by returning it, followed before it counts as escaped
+
+
+def _enclosing_function(parent: dict[int, ast.AST], node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    up = parent.get(id(node))
+    while up is not None and not isinstance(up, ast.FunctionDef | ast.AsyncFunctionDef):
+        up = parent.get(id(up))
+    return up
+
+
+def _returned_from(parent: dict[int, ast.AST], classes: dict[int, str], module: str,
+                   call: ast.Call) -> tuple[str, str, str] | None:
+    """(module, class qualname or "", function) when a call is returned as it is (`return P(...)`) by a
+    function or method (not a nested one); None otherwise."""
+    if not isinstance(parent.get(id(call)), ast.Return):
+        return None
+    fn = _enclosing_function(parent, call)
+    owner = parent.get(id(fn)) if fn is not None else None
+    if fn is None or not isinstance(owner, ast.Module | ast.ClassDef):
+        return None
+    return module, classes[id(owner)][:-1] if isinstance(owner, ast.ClassDef) else "", fn.name
+
+
+def _returned_holders(plugin: PluginModel, returned: set[tuple[str, str, str]],
+                      depth: int = 0) -> set[tuple[str, str]] | None:
+    """The (holder class, attribute) pairs keeping the results of the plugin functions `returned`: each
+    call of one must store its result straight into `self.attr` of a plugin class (or return it from
+    another such function). None when one is used any other way, read without being called, or never
+    called by the plugin."""
+    if depth > _RETURN_DEPTH:
+        return None
+    out: set[tuple[str, str]] = set()
+    further: set[tuple[str, str, str]] = set()
+    for fn_module, cls, name in returned:
+        target = f"{fn_module}.{cls}.{name}" if cls else f"{fn_module}.{name}"
+        calls = 0
+        for module in plugin.modules:
+            if name not in plugin.index.source(module):
+                continue
+            tree = plugin.index.parsed(module)
+            if tree is None:
+                return None
+            parent, classes, nodes, local_imports = plugin.index.module_memo(
+                module, "reference-map", lambda t=tree: _reference_map(t))
+            for node in nodes:
+                if cls and isinstance(node, ast.Attribute) and node.attr == name:
+                    fn = _enclosing_function(parent, node)
+                    me = fn.args.args[0].arg if fn is not None and fn.args.args else ""
+                    if node.value.id != me:  # type: ignore[attr-defined]
+                        return None  # `other.method(...)`, or the method read off something else
+                elif cls or not (isinstance(node, ast.Name) and node.id == name and _named_target(
+                        plugin, module, node, {target}, local_imports)):
+                    continue
+                call = parent.get(id(node))
+                if not (isinstance(call, ast.Call) and call.func is node):
+                    return None  # the function handed on as a value
+                calls += 1
+                holder = _held_in(parent, classes, module, call)
+                returner = _returned_from(parent, classes, module, call) if holder is None else None
+                if holder is not None:
+                    out.add(holder)
+                elif returner is not None:
+                    further.add(returner)
+                else:
+                    return None
+        if not calls:
+            return None  # nothing in the plugin calls it: the host may (a hook, an entry point)
+    if further - returned:
+        more = _returned_holders(plugin, further - returned, depth + 1)
+        if more is None:
+            return None
+        out |= more
+    return out
 
 
 def _statement(parent: dict[int, ast.AST], node: ast.AST) -> ast.AST:
@@ -414,15 +561,29 @@ def _statement(parent: dict[int, ast.AST], node: ast.AST) -> ast.AST:
     return node
 
 
-def _names_target(plugin: PluginModel, module: str, node: ast.AST, targets: set[str]) -> bool:
+def _named_target(plugin: PluginModel, module: str, node: ast.AST, targets: set[str],
+                  local_imports: dict[int, ast.Import | ast.ImportFrom]) -> str | None:
+    """Which of `targets` a name (or `name.attr`) refers to, through module-level bindings or an
+    import in the enclosing function's body (None: none)."""
+    def bound(name: ast.Name) -> str | None:
+        local = local_imports.get(id(name))
+        if local is None:
+            return plugin.names.binding_path(module, name.id)
+        if isinstance(local, ast.Import):
+            alias = next(a for a in local.names if (a.asname or a.name.partition(".")[0]) == name.id)
+            return alias.name if alias.asname else name.id
+        alias = next(a for a in local.names if (a.asname or a.name) == name.id)
+        return plugin.names.follow(f"{_absolute(plugin, module, local)}.{alias.name}")
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-        path = plugin.names.binding_path(module, node.id)
+        path = bound(node)
     elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
-        head = plugin.names.binding_path(module, node.value.id)
+        head = bound(node.value)
         path = f"{head}.{node.attr}" if head else None
     else:
-        return False
-    return path is not None and (path in targets or plugin.names.follow(path) in targets)
+        return None
+    if path is None:
+        return None
+    return path if path in targets else followed if (followed := plugin.names.follow(path)) in targets else None
 
 
 def _held_in(parent: dict[int, ast.AST], classes: dict[int, str], module: str,

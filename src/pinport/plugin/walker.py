@@ -60,6 +60,7 @@ class SurfaceWalker(ast.NodeVisitor):
         self.tops: set[str] = set()  # the plugin's top-level packages: class paths into them are checked
         self.stand_in_helpers: dict[str, int] = {}  # def f(name, mod): sys.modules[name] = mod -> position
         self.checking_bases: dict[str, str | ast.expr] = {}  # base names bound to a host class for type checkers
+        self.tables: dict[str, list[tuple[str, ast.expr, ast.AST]]] = {}  # NAME = {"k": Cls}: (key, value, statement)
 
     # -- helpers -------------------------------------------------------------------------------
     def generic_visit(self, node: ast.AST) -> None:
@@ -274,6 +275,7 @@ class SurfaceWalker(ast.NodeVisitor):
     # -- assignments and setattr ---------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
+            self._table_entries(target, node.value, node)
             name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
             if name in _CLASS_PATH_NAMES:
                 self._class_path(node, node.value, name)
@@ -368,12 +370,20 @@ class SurfaceWalker(ast.NodeVisitor):
                 self.out.replacements.append(Replacement(self.loc(node), host, self.module, qual, OOT))
 
     def _oot_call(self, node: ast.Call) -> None:
-        """`Host.register_oot(Plugin)`, or `helper(Host, Plugin)` for a helper that does it."""
+        """`Host.register_oot(Plugin)`, or `helper(Host, Plugin)` for a helper that does it; with
+        `name="X"` the class replaced is the host class named X (the registry is keyed by class name)."""
         func = node.func
         pair: tuple[ast.expr, ast.expr] | None = None
         how = OOT
-        if isinstance(func, ast.Attribute) and func.attr == OOT and node.args:
-            pair = (func.value, node.args[0])
+        if isinstance(func, ast.Attribute) and func.attr == OOT and (registered := _oot_class(node)) is not None:
+            plugin = self.plugin_class(registered)
+            name = next((k.value for k in node.keywords if k.arg == "name"), None)
+            if plugin and isinstance(name, ast.Constant) and isinstance(name.value, str):
+                host = self._named_host_base(*plugin, name.value)
+                if host:
+                    self.out.replacements.append(Replacement(self.loc(node), host, plugin[0], plugin[1], OOT))
+                return
+            pair = (func.value, registered)
         elif isinstance(func, ast.Name) and func.id in self.oot_helpers:
             i, j = self.oot_helpers[func.id]
             if len(node.args) > max(i, j):
@@ -384,6 +394,52 @@ class SurfaceWalker(ast.NodeVisitor):
         plugin = self.plugin_class(pair[1])
         if host and plugin:
             self.out.replacements.append(Replacement(self.loc(node), host, plugin[0], plugin[1], how))
+
+    def _named_host_base(self, module: str, cls: str, name: str, depth: int = 0) -> str | None:
+        """The host class named `name` that the plugin class `module.cls` derives from (through plugin
+        bases); None when it derives from none of that name."""
+        info = self.names.index.modules[module].classes.get(cls) if module in self.names.index.modules else None
+        for base in info.bases if info is not None and depth < 8 else ():
+            head, _, rest = base.partition(".")
+            bound = self.names.binding_path(module, head)
+            path = f"{bound}.{rest}" if bound and rest else bound
+            if path is None:
+                continue
+            if self.names.is_host(path):
+                if path.rpartition(".")[2] == name:
+                    return path
+                continue
+            owner, _, short = path.rpartition(".")
+            found = self._named_host_base(owner, short, name, depth + 1) if owner in self.names.index.modules else None
+            if found:
+                return found
+        return None
+
+    def _table_entries(self, target: ast.expr, value: ast.expr, stmt: ast.AST) -> None:
+        """Record `NAME = {"k": Cls, ...}`, `NAME["k"] = Cls` and `NAME.update({...})`: a table a loop may register."""
+        if isinstance(target, ast.Name) and isinstance(value, ast.Dict):
+            self.tables[target.id] = [(k.value, v, stmt) for k, v in zip(value.keys, value.values, strict=True)
+                                      if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and isinstance(
+                target.slice, ast.Constant) and isinstance(target.slice.value, str):
+            self.tables.setdefault(target.value.id, []).append((target.slice.value, value, stmt))
+
+    def visit_For(self, node: ast.For) -> None:
+        """`for name, cls in TABLE.items(): Host.register_oot(cls, name=name)`: each entry of the table
+        replaces the host class of its name (recorded at the statement that puts it in the table)."""
+        it, target = node.iter, node.target
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items" and isinstance(
+                it.func.value, ast.Name) and it.func.value.id in self.tables and isinstance(target, ast.Tuple) \
+                and len(target.elts) == 2 and all(isinstance(e, ast.Name) for e in target.elts):
+            key, value = (e.id for e in target.elts)  # type: ignore[attr-defined]
+            if any(_registers_by_name(n, key, value) for stmt in node.body for n in ast.walk(stmt)):
+                for name, cls, stmt in self.tables[it.func.value.id]:
+                    plugin = self.plugin_class(cls)
+                    host = self._named_host_base(*plugin, name) if plugin else None
+                    if plugin and host:
+                        self.out.replacements.append(Replacement(self.loc(stmt), host, plugin[0], plugin[1],
+                                                                 f"{OOT} over {it.func.value.id}"))
+        self.generic_visit(node)
 
     def plugin_class(self, node: ast.expr) -> tuple[str, str] | None:
         """(module, class) of a plugin class named in this module (defined or imported here)."""
@@ -428,6 +484,10 @@ class SurfaceWalker(ast.NodeVisitor):
         if isinstance(node.func, ast.Attribute) and node.func.attr == "update" and node.args and isinstance(
                 node.args[0], ast.Dict):
             self._env_entry(node, node.func.value, node.args[0].keys)
+            if isinstance(node.func.value, ast.Name) and node.func.value.id in self.tables:
+                kept = self.tables[node.func.value.id]
+                self._table_entries(node.func.value, node.args[0], node)
+                self.tables[node.func.value.id] = kept + self.tables[node.func.value.id]
         func = dotted(node.func)
         if func == "sys.modules.setdefault" and node.args:
             self._stand_in(node, node.args[0])
@@ -449,3 +509,21 @@ class SurfaceWalker(ast.NodeVisitor):
                 self.out.uses.append(HostUse(self.loc(node), path, base, self.guard))
                 return  # the longest chain only; its prefixes are implied
         self.generic_visit(node)
+
+
+def _oot_class(call: ast.Call) -> ast.expr | None:
+    """The class a `register_oot(...)` call registers: its first argument, or its one keyword but `name`."""
+    if call.args:
+        return call.args[0]
+    others = [k.value for k in call.keywords if k.arg not in ("name", None)]
+    return others[0] if len(others) == 1 else None
+
+
+def _registers_by_name(node: ast.AST, key: str, value: str) -> bool:
+    """`X.register_oot(value, name=key)` (the class and its registry name both from a loop's variables)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == OOT):
+        return False
+    registered = _oot_class(node)
+    name = next((k.value for k in node.keywords if k.arg == "name"), node.args[1] if len(node.args) > 1 else None)
+    return isinstance(registered, ast.Name) and registered.id == value and isinstance(name, ast.Name) and name.id == key
+

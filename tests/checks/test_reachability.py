@@ -1,0 +1,134 @@
+"""Which plugin classes host code can meet (plugin/reach.py lineage, plugin/callers.py): an override's
+mismatch is a warning only where a host call path can reach it, info otherwise. Each rule has a
+reachable case (the warning stays) and an unreachable twin (info)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import expect, run_scan
+from pinport.checks.override_signature import SignaturesCheck
+
+PASS_HOST = {"host/passes.py": "class InductorPass:\n    def __init__(self, config):\n        self.config = config\n"}
+PASS = "from host.passes import InductorPass\n\n\nclass MyPass(InductorPass):\n    def __init__(self, vllm_config):\n" \
+       "        super().__init__(vllm_config)\n"
+
+
+@pytest.mark.parametrize(("manager", "level"), [
+    # only the plugin builds its pass, after an import in the function's own body: the host never calls it
+    ("class Manager:\n    def configure(self, config):\n        from .passes import MyPass\n\n"
+     "        self.passes = []\n        self.passes.append(MyPass(config))\n", "info"),
+    # (PP0201: a rename in place, info by its own rule either way)
+    # the same import, but the class itself is handed on (returned): the host may build it any way
+    ("def pass_class():\n    from .passes import MyPass\n\n    return MyPass\n", "warning"),
+])
+def test_a_class_imported_inside_a_function_is_followed_by_its_lineage(manager, level):
+    plugin = {"plug/passes.py": PASS, "plug/manager.py": manager}
+    result = run_scan(PASS_HOST, PASS_HOST, plugin, checks=(SignaturesCheck(),))
+    expect(result, [f"PP0101 {level} latent MyPass.__init__:5", "PP0201 info latent MyPass.__init__:5"], at=True)
+
+
+ROPE_HOST = """
+class CustomOp:
+    @classmethod
+    def register_oot(cls, _decorated_op_cls=None, name=None):
+        return _decorated_op_cls
+
+
+class Rope(CustomOp):
+    def __init__(self, size, base, init_cache=True):
+        self.size = size
+
+
+def get_rope(size):
+    return Rope(size, 10000{extra})
+"""
+ROPE_PLUGIN = {
+    "plug/ops.py": "from host.layers import Rope\n\n\nclass MyRope(Rope):\n    def __init__(self, size, base):\n"
+                   "        self.size = size\n",
+    "plug/utils.py": "TABLE = {}\n\n\ndef register():\n    from host.layers import CustomOp\n\n"
+                     "    from plug.ops import MyRope\n\n    global TABLE\n    TABLE = {\"Rope\": MyRope}\n"
+                     "    for name, op_cls in TABLE.items():\n        CustomOp.register_oot(_decorated_op_cls=op_cls, name=name)\n",
+}
+
+
+@pytest.mark.parametrize(("extra", "level"), [
+    # the table installs MyRope for the host class named Rope; every host construction binds to it
+    ("", "info"),
+    # a host construction passes the parameter the stand-in lacks: TypeError where the host builds a Rope
+    (", init_cache=False", "warning"),
+])
+def test_register_oot_over_a_table_installs_each_entry_for_the_host_class_of_its_name(extra, level):
+    host = {"host/layers.py": ROPE_HOST.format(extra=extra)}
+    result = run_scan(host, host, ROPE_PLUGIN, checks=(SignaturesCheck(),))
+    expect(result, [f"PP0101 {level} latent MyRope.__init__:5"], at=True)
+
+
+DRAFT_HOST = {
+    "host/proposer.py": "class Proposer:\n    def propose(self, tokens, step=0):\n        return tokens\n",
+    "host/runner.py": "from host.proposer import Proposer\n\n\nclass Runner:\n    def __init__(self):\n"
+                      "        self.drafter = Proposer()\n\n    def execute(self, tokens):\n"
+                      "        return self.drafter.propose(tokens, step=1)\n",
+}
+DRAFT_PLUGIN = {
+    "plug/spec.py": "from host.proposer import Proposer\n\n\nclass MyProposer(Proposer):\n"
+                    "    def propose(self, tokens):\n        return tokens\n\n\n"
+                    "def get_proposer(method):\n    if method == \"draft\":\n        return MyProposer()\n    return None\n",
+    "plug/runner.py": "from host.runner import Runner\n\nfrom plug.spec import get_proposer\n\n\nclass MyRunner(Runner):\n"
+                      "    def __init__(self):\n        super().__init__()\n        self.drafter = self._get_drafter()\n\n"
+                      "    def _get_drafter(self):\n        return get_proposer(\"draft\")\n{execute}",
+}
+
+
+@pytest.mark.parametrize(("execute", "level"), [
+    # built by a plugin function, returned by the runner's method into `self.drafter`: only MyRunner holds
+    # one, and it replaces the host method that calls `self.drafter.propose(tokens, step=1)`
+    ("\n    def execute(self, tokens):\n        return self.drafter.propose(tokens)\n", "info"),
+    # the runner inherits Runner.execute: the host call reaches the drafter
+    ("", "warning"),
+    # the proposer also goes somewhere not followed (handed to a function): it may meet any host code
+    ("\n    def execute(self, tokens):\n        return self.drafter.propose(tokens)\n\n\n"
+     "def share(pool):\n    pool.append(get_proposer(\"draft\"))\n", "warning"),
+])
+def test_a_construction_returned_into_self_attr_is_held_there(execute, level):
+    plugin = {**DRAFT_PLUGIN, "plug/runner.py": DRAFT_PLUGIN["plug/runner.py"].format(execute=execute)}
+    result = run_scan(DRAFT_HOST, DRAFT_HOST, plugin, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in found] == [(level, "latent", "plug/spec.py", 5, "step", "host/proposer.py", 2)]
+
+
+
+@pytest.mark.parametrize(("extra", "level"), [
+    # a plain method read off the class and called on another object (`MyProposer.propose(self, ...)`)
+    # builds no instance: the runner's drafter is still the only place one is kept
+    ("\n\nclass Echo:\n    def propose(self, tokens):\n        return MyProposer.propose(self, tokens)\n", "info"),
+    # a classmethod factory read off the class builds one, which may go anywhere: the host call may meet it
+    ("\n    @classmethod\n    def create(cls):\n        return cls()\n\n\ndef spare():\n    return MyProposer.create()\n",
+     "warning"),
+])
+def test_a_plain_method_read_off_a_plugin_class_builds_no_instance(extra, level):
+    execute = "\n    def execute(self, tokens):\n        return self.drafter.propose(tokens)\n"
+    plugin = {"plug/spec.py": DRAFT_PLUGIN["plug/spec.py"].replace("    return None\n", "    return None\n" + extra)
+              if extra.startswith("\n\nclass") else DRAFT_PLUGIN["plug/spec.py"].replace(
+                  "        return tokens\n\n\ndef get", "        return tokens\n" + extra.split("\n\n\n")[0] +
+                  "\n\n\n" + extra.split("\n\n\n")[1] + "\n\ndef get"),
+              "plug/runner.py": DRAFT_PLUGIN["plug/runner.py"].format(execute=execute)}
+    result = run_scan(DRAFT_HOST, DRAFT_HOST, plugin, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.plugin.path, f.plugin.line, f.args["param"]) for f in found] == [
+        (level, "plug/spec.py", 5, "step")]
+
+
+@pytest.mark.parametrize(("user", "level"), [
+    # only ever initialised by hand from another class (`MyPass.__init__(self, ...)`): the plugin uses it
+    # and builds none, so no host construction meets its constructor
+    ("from plug.passes import MyPass\n\n\nclass Other:\n    def __init__(self, c):\n        MyPass.__init__(self, c)\n",
+     "info"),
+    # nothing refers to it: loaded some way the scan cannot see, so the host may build it
+    ("", "warning"),
+])
+def test_a_class_only_initialised_by_hand_is_not_built_by_the_host(user, level):
+    plugin = {"plug/passes.py": PASS, "plug/user.py": user}
+    result = run_scan(PASS_HOST, PASS_HOST, plugin, checks=(SignaturesCheck(),))
+    expect(result, [f"PP0101 {level} latent MyPass.__init__:5", "PP0201 info latent MyPass.__init__:5"], at=True)
