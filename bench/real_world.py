@@ -3,7 +3,7 @@
     python bench/real_world.py [--checks imports,signatures,...] [--plugin DIST] [--json FILE]
 
 The plugins: ArcticInference (below) and the other vLLM plugins of tests/real/plugins.toml
-(vllm-rbln, vllm-spyre, vllm-beam-search-plugin), each scanned with no settings.
+(vllm-rbln, vllm-spyre, vllm-beam-search-plugin, vllm-ascend, vllm-omni, ...), each scanned with no settings.
 
 For each consecutive pair of arctic-inference releases across a pin change (BEFORE pinned to
 OLD, AFTER pinned to NEW), it scans BEFORE against OLD -> NEW and compares the plugin units

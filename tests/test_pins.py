@@ -136,6 +136,19 @@ def test_settings_choose_the_group_and_regex_sources_come_first():
         read_pin(Settings(pin_sources=(PinSource("nope"),)), read)
 
 
+def test_a_regex_source_may_name_its_file_by_a_glob():
+    """A wheel's `<dist>-<version>.dist-info/METADATA` changes name with every release: the vllm_omni
+    profile names it `*.dist-info/METADATA`, the first listed file it matches."""
+    files = {"vllm_omni-0.30.0.dist-info/METADATA": "Metadata-Version: 2.4\nName: vllm-omni\nVersion: 0.31.0rc1\n",
+             "vllm_omni/__init__.py": ""}
+    source = PinSource("regex", file="*.dist-info/METADATA", pattern=r"^Version:\s*(\d+\.\d+\.\d+)")
+    settings = Settings(pin_sources=(source,))
+    assert read_pin(settings, files.get, lambda: list(files)) == "0.31.0"
+    # negative twins: no file matches the glob, or no listing to match it against
+    assert read_pin(settings, files.get, lambda: ["vllm_omni/__init__.py"]) is None
+    assert read_pin(settings, files.get) is None
+
+
 ASCEND_README = """
 | Branch           | Status       | Note                                 |
 |------------------|--------------|--------------------------------------|

@@ -10,6 +10,7 @@ so a command that edits pins (rebase) can change exactly those characters.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
 import tomllib
 from collections.abc import Callable, Iterable
@@ -333,21 +334,25 @@ def read_pin(settings: Settings, read_file: ReadFile, list_files: ListFiles | No
             if chosen := choose_pin(statements, source.extra, versions):
                 return chosen[0]
         elif source.kind == "regex":
-            if version := _regex_pin(source, read_file):
+            if version := _regex_pin(source, read_file, list_files):
                 return version
         else:
             raise ConfigError(f"pin source kind must be 'requirement' or 'regex', not {source.kind!r}")
     return None
 
 
-def _regex_pin(source: PinSource, read_file: ReadFile) -> str | None:
-    """Group 1 of the source's pattern in its file; a pattern that backtracks for longer than
-    PATTERN_SECONDS is cut off (the `regex` module can stop a match, `re` cannot)."""
+def _regex_pin(source: PinSource, read_file: ReadFile, list_files: ListFiles | None = None) -> str | None:
+    """Group 1 of the source's pattern in its file (a glob such as `*.dist-info/METADATA` names the first
+    listed file it matches); a pattern that backtracks for longer than PATTERN_SECONDS is cut off (the
+    `regex` module can stop a match, `re` cannot)."""
     try:
         pattern = regex.compile(source.pattern, regex.MULTILINE)
     except regex.error as exc:
         raise ConfigError(f"pin source pattern {source.pattern!r}: {exc}") from None
-    text = read_file(source.file)
+    file = source.file
+    if any(c in file for c in "*?[") and list_files is not None:
+        file = next((rel for rel in sorted(list_files()) if fnmatch.fnmatchcase(rel, file)), "")
+    text = read_file(file) if file else None
     if not text:
         return None
     try:

@@ -135,6 +135,23 @@ class _Context:
                 return taker
         return ""
 
+    def plugin_override_binding(self, callee: Callee, call: ast.Call) -> str:
+        """The override, as "Plugin.method", that takes a call on an object typed as a host class
+        (`self.engine_client.generate(...)`, `engine_client: EngineClient`) in a plugin subclass of that
+        class (`class AsyncOmni(EngineClient)` overriding `generate`) that plugin code builds itself: the
+        object may be the plugin's."""
+        receiver = callee.receiver.path if callee.receiver is not None else callee.sym.owner
+        if callee.sym.kind != METHOD or not receiver:
+            return ""
+        name = callee.sym.path.rpartition(".")[2]
+        resolver = self.ctx.facts.plugin_resolver
+        for (module, qual), base in self.subclass_bases.items():
+            if receiver in {c.path for c in self.ctx.host.resolver.mro(base)}:
+                taker = _own_method_taking(resolver, f"{module}.{qual}", name, call)
+                if taker and self.typing.built_in_plugin(f"{module}.{qual}"):
+                    return taker
+        return ""
+
     def masked(self, cls: Symbol, name: str) -> bool:
         """Whether `cls.name` (a class or module member) is the plugin's own: added or replaced by a patch."""
         if cls.kind == MODULE:
@@ -211,6 +228,12 @@ class CallsCheck:
                     finding = replace(finding, severity=Severity.WARNING, details=(
                         f"the call binds to the plugin subclass's override `{sub}`: only an instance of a "
                         f"class that does not override it rejects the call", *finding.details))
+                elif finding.level is Severity.ERROR and callee.mode == BOUND and (
+                        sub := shared.plugin_override_binding(callee, call)):
+                    finding = replace(finding, severity=Severity.WARNING, details=(
+                        f"the call binds to `{sub}`, the plugin's subclass of the receiver's host class: the "
+                        f"object may be the plugin's (only another implementation rejects the call)",
+                        *finding.details))
                 yield finding
 
     @staticmethod

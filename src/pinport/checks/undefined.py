@@ -209,7 +209,7 @@ def host_defines(view: HostView, cls: Symbol, name: str, instance: bool = True) 
 
 def _plugin_names(facts: ScanFacts) -> frozenset[str]:
     def build() -> frozenset[str]:
-        names = set(_member_names(facts.plugin.index.modules)) | facts.uses.loose
+        names = set(_member_names(facts.plugin.index.modules)) | facts.uses.loose | facts.uses.self_stores
         for summary in facts.plugin.index.modules.values():
             names.update(summary.functions, summary.bindings)
         return frozenset(names)
@@ -300,15 +300,36 @@ class UndefinedCheck:
                 continue
             members = [s.obj for s in resolver.mro(sym) if isinstance(s.obj, ClassInfo)]
             use = fn.use
-            if use.dynamic:
+            below = self._bases_below(ctx, sym)
+            if use.dynamic or below is None:
                 continue
             for attr, nodes in sorted(use.reads.items()):
                 if (attr in use.stores or attr in use.guarded or any(m.has_member(attr) for m in members)
-                        or any("__getattr__" in m.methods for m in members) or not self._nowhere(ctx, attr)):
+                        or any("__getattr__" in m.methods for m in members) or not self._nowhere(ctx, attr)
+                        or any(host_defines(view, base, attr) for view, base in below)):
                     continue
                 yield Finding(UNDEFINED_MEMBER, {"name": attr, "cls": cls_qual, "label": ctx.plugin.label},
                               ctx.plugin_site(fn.module, fn.qualname, nodes[0]), subject=f"{fn.module}.{cls_qual}.{attr}",
                               suggestion=f"define `{attr}` in `{cls_qual}`, or remove the code path that uses it")
+
+    @staticmethod
+    def _bases_below(ctx: ScanContext, cls: Symbol) -> list[tuple[HostView, Symbol]] | None:
+        """The host classes (in each host version) that the plugin's subclasses of a plugin class derive
+        from: a mixin's `self` is one of those subclasses (`class Mixin:` used as `class S(Mixin,
+        HostScheduler)`), so what they define is defined. None when one derives from a class outside
+        plugin and host (its members are unknown)."""
+        resolver = ctx.facts.plugin_resolver
+        found: list[tuple[HostView, Symbol]] = []
+        for path in ctx.facts.plugin_subclasses.get(cls.path, ()):
+            sub = resolver.resolve(path)
+            for base in resolver.mro(sub)[1:] if sub is not None else ():
+                if base.kind != EXTERNAL or base.path in INERT_BASES:
+                    continue
+                if not ctx.plugin.names.is_host(base.path):
+                    return None
+                found.extend((view, host) for view in (ctx.old, ctx.new)
+                             if (host := view.resolve(base.path)) is not None and host.kind == CLASS)
+        return found
 
     def _duplicates(self, ctx: ScanContext) -> Iterator[Finding]:
         plugin = ctx.plugin

@@ -65,6 +65,7 @@ class PluginTyping:
         self._self_attrs: dict[tuple[str, str], dict[str, Typed | None]] = {}
         self._target_attrs: dict[str, dict[str, Typed | None]] | None = None
         self._installed: dict[tuple[str, str], Symbol] | None = None
+        self._built: dict[str, bool] = {}
 
     # -- names ----------------------------------------------------------------------------------
     def lookup(self, module: str, local: dict[str, str] | None = None) -> Lookup:
@@ -127,6 +128,21 @@ class PluginTyping:
             if held is not _UNKNOWN:
                 out.update(dict.fromkeys(attrs, held))  # type: ignore[arg-type]
         return out
+
+    def built_in_plugin(self, path: str) -> bool:
+        """Whether plugin code builds instances of the plugin class `path` itself (`AsyncOmni(...)`, a
+        call resolving to it): objects of it then flow wherever the plugin hands them."""
+        if path not in self._built:
+            name, index, found = path.rpartition(".")[2], self.plugin.index, False
+            for mod in index.grep(f"{name}("):
+                tree = index.parsed(mod) if mod in self.plugin.modules else None
+                found = any(isinstance(n, ast.Call) and chain(n.func).endswith(name) and
+                            (cls := self.plugin_resolver.resolve_in(mod, chain(n.func))) is not None
+                            and cls.path == path for n in (ast.walk(tree) if tree is not None else ()))
+                if found:
+                    break
+            self._built[path] = found
+        return self._built[path]
 
     def _constructed_with(self, module: str, qual: str, position: int, param: str) -> Typed | None | object:
         """What every plugin construction of class `module.qual` passes as its parameter `param` (at

@@ -96,6 +96,9 @@ class PluginUses:
     by_name: dict[tuple[str, str], FunctionUses] = field(default_factory=dict)  # (module, qualname)
     classes: dict[tuple[str, int], ast.ClassDef] = field(default_factory=dict)  # (module, line)
     loose: set[str] = field(default_factory=set)  # attribute names stored on anything but `self`
+    # attribute names any method stores on its `self` (as Python parses it: multi-line annotated and
+    # parenthesised tuple targets too)
+    self_stores: set[str] = field(default_factory=set)
     class_uses: list[tuple[str, str, ast.AST, str, str]] = field(default_factory=list)  # module, unit, node, path, how
     env_sets: list[tuple[str, str, ast.AST, str, str]] = field(default_factory=list)  # module, unit, node, var, value
     # `helper(self.a, ...)` in a method: (module, class qualname, position, "a", line, column) -> helper path
@@ -313,6 +316,7 @@ class _FactWalker:
                 use.reads.setdefault(node.attr, []).append(node)
             else:
                 use.stores.add(node.attr)
+                self.out.self_stores.add(node.attr)
             return
         if not isinstance(node.ctx, ast.Load):
             self.out.loose.add(node.attr)
