@@ -31,6 +31,10 @@ def scan(old_sig: str, new_sig: str, plugin_sig: str, body: str = "pass"):
     ("(self, a)", "(self, a)", "(self, a)", ["no PP0101"]),
     # a passthrough accepts anything
     ("(self, a)", "(self, a, b=1)", "(self, *args, **kwargs)", ["no PP0101"]),
+    # a wrapper's `*args` shares its name with the base's `args` parameter: it forwards, no kind change
+    ("(self, args, tasks)", "(self, args, tasks)", "(self, *args, **kwargs)", ["no PP0104", "no PP0101"]),
+    # ... but without `**kwargs` a caller passing `args=` by keyword fails: missing, not a kind change
+    ("(self, args)", "(self, args)", "(self, *args)", ["PP0101 warning latent", "no PP0104"]),
     # 1: a rename at the same position
     ("(self, a, spec)", "(self, a, metadata)", "(self, a, spec)", ["PP0102 warning drift"]),
     ("(self, a, spec)", "(self, a, spec)", "(self, a, spec)", ["no PP0102"]),

@@ -145,7 +145,9 @@ class SignaturesCheck:
         plugin_as_method = as_method and patch.wrapper != "staticmethod"
         b_params = _bound(base.obj, as_method)
         o_params = _bound(fn, plugin_as_method)
-        o_by_name = {p.name: p for p in o_params}
+        # a `*args`/`**kwargs` of the override binds by position or keyword, never by its own name: a base
+        # parameter named `args` is absorbed by it (or missing), not the same parameter of another kind
+        o_by_name = {p.name: p for p in o_params if p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)}
         b_by_name = {p.name: p for p in b_params}
         o_var_pos = has_var_positional(o_params)
         o_var_kw = has_var_keyword(o_params)
