@@ -7,7 +7,9 @@
 
 The floor is measured in the same run: one process parsing every .py file of the plugin and
 both host trees with `ast.parse`, sequentially. "Cold" scans with an empty index cache (the
-release downloads are cached and excluded); "warm" scans again with that cache filled. Each
+release downloads are cached and excluded); "warm" scans again with that cache filled, so it
+reads both sides' stored findings back; "afresh" is warm but judges the findings again (every
+other stored fact is read), close to what a scan costs after an edit to the plugin. Each
 measurement runs in a fresh interpreter, so peak memory (max RSS) is that scan's own.
 Targets (issue 2, on every plugin: issue 12): cold <= 1.0 x floor, warm <= 0.2 x floor, peak
 memory <= 1.5 GiB. Without --plugin both JOBS are measured, one after the other, each against
@@ -33,7 +35,10 @@ from pinport.config import load_settings
 from pinport.model.index import IndexCache
 from pinport.scan import scan
 from pinport.sources import Cache, fetch_release
-dist, plugin_version, old, new, index_path = sys.argv[1:6]
+dist, plugin_version, old, new, index_path, mode = sys.argv[1:7]
+if mode == "afresh":  # every stored fact read but each side's findings: what a scan after an edit costs
+    import pinport.scan
+    pinport.scan._read_stored = lambda *args: None
 cache = Cache()
 plugin = fetch_release(dist, plugin_version, cache=cache, prefer="sdist")
 trees = [fetch_release("vllm", v, cache=cache, prefer="wheel", packages=("vllm",)) for v in (old, new)]
@@ -99,7 +104,7 @@ def main() -> int:
 
 def measure(versions: tuple[str, str, str, str], repeat: int) -> bool:
     """One job's floor, cold and warm scans (best of `repeat`), printed; whether its bar is met."""
-    floors, floor_cpus, colds, warms = [], [], [], []
+    floors, floor_cpus, colds, warms, afresh = [], [], [], [], []
     load_before = os.getloadavg()[0]
     for _ in range(repeat):
         floor = _child(FLOOR, *versions)
@@ -107,30 +112,35 @@ def measure(versions: tuple[str, str, str, str], repeat: int) -> bool:
         floor_cpus.append(floor["floor_cpu"])
         with tempfile.TemporaryDirectory() as tmp:
             index = str(Path(tmp) / "index.sqlite")
-            colds.append(_child(CHILD, *versions, index))
-            warms.append(_child(CHILD, *versions, index))
+            colds.append(_child(CHILD, *versions, index, "cold"))
+            warms.append(_child(CHILD, *versions, index, "warm"))
+            afresh.append(_child(CHILD, *versions, index, "afresh"))
     floor_s = min(floors)
     cold = min(colds, key=lambda r: r["total"])
     warm = min(warms, key=lambda r: r["total"])
-    peak = max(r["peak_bytes"] for r in colds + warms)
+    fresh = min(afresh, key=lambda r: r["total"])
+    peak = max(r["peak_bytes"] for r in colds + warms + afresh)
     report = {
         "inputs": f"{versions[0]} {versions[1]} vs vLLM {versions[2]} -> {versions[3]}",
         "files": floor["files"],
         "floor_parse_s": round(floor_s, 3),
         "cold_s": round(cold["total"], 3), "cold_ratio": round(cold["total"] / floor_s, 3),
         "warm_s": round(warm["total"], 3), "warm_ratio": round(warm["total"] / floor_s, 3),
+        "afresh_s": round(fresh["total"], 3), "afresh_ratio": round(fresh["total"] / floor_s, 3),
         "peak_memory_mib": round(peak / 2**20, 1),
         # CPU seconds (both processes of a scan) over the floor's: less moved by other work on the
         # machine than the wall-clock ratios above, which are the bar
         "cpu_ratios": {"cold": round(min(r["cpu"] for r in colds) / min(floor_cpus), 3),
-                       "warm": round(min(r["cpu"] for r in warms) / min(floor_cpus), 3)},
+                       "warm": round(min(r["cpu"] for r in warms) / min(floor_cpus), 3),
+                       "afresh": round(min(r["cpu"] for r in afresh) / min(floor_cpus), 3)},
         "findings": cold["findings"],
         "measured_at": time.strftime("%Y-%m-%d %H:%M"),
         "load_average": f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}",  # other work on the machine
     }
     print(json.dumps(report, indent=2))
     ok = report["cold_ratio"] <= 1.0 and report["warm_ratio"] <= 0.2 and report["peak_memory_mib"] <= 1536
-    print("bar:", "met" if ok else "NOT met (cold <= 1.0, warm <= 0.2, memory <= 1536 MiB)")
+    print("bar:", "met" if ok else "NOT met (cold <= 1.0, warm <= 0.2, memory <= 1536 MiB)",
+          f"; judged afresh {report['afresh_ratio']} x (warm bar 0.2)")
     return ok
 
 
