@@ -350,8 +350,7 @@ def stored_one_side(plugin: PluginModel, host: HostView, other: HostView, settin
     """`judge_one_side(..., stored=True)` when its findings are in the index cache already, else None
     (nothing is judged): a caller spreading the sides still to judge over workers asks first."""
     ctx, selected = _one_side(plugin, host, other, settings, checks, facts, True)
-    key = _judged_key(selected, ctx) if all(_in_code_digest(c) for c in selected) else ""
-    found = _read_stored(key, selected, ctx) if key else None
+    found = _read_stored(_judged_key(selected, ctx), selected, ctx)
     return _side_findings(selected, found) if found is not None else None
 
 
@@ -403,8 +402,8 @@ def judged(checks: Iterable[Check], ctx: ScanContext) -> dict[str, list[Finding]
     JSON does not keep, such as a tuple) are not kept, nor those of a check from outside pinport
     (its code is not in the key)."""
     checks = tuple(checks)
-    key = _judged_key(checks, ctx) if all(_in_code_digest(c) for c in checks) else ""
-    found = _read_stored(key, checks, ctx) if key else None
+    key = _judged_key(checks, ctx)
+    found = _read_stored(key, checks, ctx)
     if found is not None:
         return found
     found = _run_checks(checks, ctx, False)
@@ -416,9 +415,8 @@ def _judged_both(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContex
     """Both sides of every check (`_run_all`), each side kept in the index cache as `judged` keeps
     one: a scan of trees, settings and code that have not changed since the last one reads its
     findings back instead of judging again (not with `strict`, whose point is to run every check)."""
-    stored = not strict and all(_in_code_digest(c) for c in checks)
-    keys = tuple(_judged_key(checks, ctx) if stored else "" for ctx in sides)
-    found = tuple(_read_stored(key, checks, ctx) if key else None for key, ctx in zip(keys, sides, strict=True))
+    keys = tuple("" if strict else _judged_key(checks, ctx) for ctx in sides)
+    found = tuple(_read_stored(key, checks, ctx) for key, ctx in zip(keys, sides, strict=True))
     if found[0] is not None and found[1] is not None:
         return found  # type: ignore[return-value]
     results = _run_all(checks, sides, strict)
@@ -442,9 +440,10 @@ def _in_code_digest(check: Check) -> bool:
 
 
 def _judged_key(checks: tuple[Check, ...], ctx: ScanContext) -> str:
-    """The index-cache key of one side's findings ('' without a cache, or when a tree is not cached)."""
+    """The index-cache key of one side's findings: '' keeps nothing (no cache, a tree not cached, or a
+    check from outside pinport, whose code is not in the key)."""
     facts = ctx.facts
-    if facts.index_cache is None:
+    if facts.index_cache is None or not all(_in_code_digest(c) for c in checks):
         return ""
     trees = (ctx.plugin.index.tree, ctx.host.index.tree, ctx.other.index.tree)  # labels and versions are in messages
     plugin = ctx.plugin  # what the project's files outside its modules decide (entry points, packages scanned)
@@ -455,7 +454,8 @@ def _judged_key(checks: tuple[Check, ...], ctx: ScanContext) -> str:
 
 
 def _read_stored(key: str, checks: tuple[Check, ...], ctx: ScanContext) -> dict[str, list[Finding]] | None:
-    blob = ctx.facts.index_cache.get_one(key)  # type: ignore[union-attr]
+    """One side's stored findings under `key`, or None ('' or no row, or a row that does not read)."""
+    blob = ctx.facts.index_cache.get_one(key) if key else None  # type: ignore[union-attr]
     if blob is None:
         return None
     try:
