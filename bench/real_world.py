@@ -39,7 +39,7 @@ from pathlib import Path
 from pinport.config import load_settings
 from pinport.findings import Severity
 from pinport.model.index import IndexCache
-from pinport.scan import load_models, scan_models
+from pinport.scan import host_history, load_models, scan_models
 from pinport.sources import Cache, SourceTree, fetch_release
 from pinport.sources.registry import cached_releases
 
@@ -129,20 +129,22 @@ def own_pin_precision(answer_file: Path, cache: Cache, index_cache: IndexCache, 
     """Score one validated release on its own pin (tests/real/answers/<dist>-<version>.toml): how many of
     its errors and warnings are labelled true (a real break / a host path reaching the mismatch)."""
     answers = tomllib.loads(answer_file.read_text(encoding="utf-8"))
-    labels: dict[str, bool] = {}
+    labels: dict[tuple[str, str], bool] = {}  # (code, plugin file:line): a label answers its own codes only
     for entry in (*answers.get("finding", ()), *answers.get("warning", ())):
-        for where in (entry["plugin"], *entry.get("also", ())):
-            labels[where] = bool(entry["verdict"])
+        for code in (entry["code"], *entry.get("also_codes", ())):
+            for where in (entry["plugin"], *entry.get("also", ())):
+                labels[(code, where)] = bool(entry["verdict"])
     plugin = fetch_release(answers["plugin"], answers["version"], cache=cache, prefer="sdist")
     settings = load_settings(plugin.project_root or plugin.root)
     host = fetch_release(settings.host_dist, answers["host"], cache=cache, prefer="wheel", packages=(settings.host,))
-    result = scan_models(load_models(plugin, host, host, settings, cache=index_cache), settings, checks=checks)
+    models = load_models(plugin, host, host, settings, cache=index_cache, history=host_history(host, settings, cache))
+    result = scan_models(models, settings, checks=checks)
     cells = {"error": [0, 0], "warning": [0, 0]}
     unlabelled = 0
     for f in result.findings:
         if f.level is Severity.INFO or not f.plugin:
             continue
-        where = f"{f.plugin.path}:{f.plugin.line}"
+        where = (f.code, f"{f.plugin.path}:{f.plugin.line}")
         if where not in labels:
             unlabelled += 1
             continue

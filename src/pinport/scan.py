@@ -27,6 +27,7 @@ from .model.index import CodeIndex, IndexCache, load_indexes
 from .model.resolve import Resolver
 from .plugin.model import PluginModel, load_plugin_model
 from .plugin.project import is_for_other_release, version_specific_modules
+from .sources import Cache, cached_releases
 from .sources.progress import ProgressFn, no_progress
 from .sources.tree import SourceTree
 from .workers import can_fork, run_beside, shared_counter
@@ -65,6 +66,14 @@ def load_models(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: 
     plugin_index, old_index, new_index = load_indexes([plugin, old, new], cache, progress=progress)
     return Models(load_plugin_model(plugin_index, settings), host_view(old_index, settings),
                   host_view(new_index, settings), history, cache)
+
+
+def host_history(old: SourceTree, settings: Settings, cache: Cache) -> tuple[SourceTree, ...]:
+    """The host releases before OLD already in the cache, oldest first: where a lagging copy came from
+    (`load_models`' `history`); none when OLD is not a registry release."""
+    if old.version is None:
+        return ()
+    return tuple(cached_releases(settings.host_dist, cache=cache, below=old.version, packages=(settings.host,)))
 
 
 def host_view(index: CodeIndex, settings: Settings) -> HostView:

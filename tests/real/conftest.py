@@ -11,7 +11,7 @@ import pytest
 from pinport.config import Settings, load_settings
 from pinport.findings import ScanResult
 from pinport.model.index import IndexCache
-from pinport.scan import Models, load_models, scan_models
+from pinport.scan import Models, host_history, load_models, scan_models
 from pinport.sources import Cache, SourceTree, fetch_release
 
 PLUGIN_DIST = "arctic-inference"
@@ -69,12 +69,15 @@ def _models_of(dist: str, version: str, old: str, new: str = "") -> tuple[Models
     plugin = fetch_release(dist, version, cache=_cache(), prefer="sdist")
     settings = load_settings(plugin.project_root or plugin.root)
     index_cache = IndexCache.in_cache(_cache())
-    return load_models(plugin, _vllm(old), _vllm(new or old), settings, cache=index_cache), settings
+    old_tree = _vllm(old)
+    return load_models(plugin, old_tree, _vllm(new or old), settings, cache=index_cache,
+                       history=host_history(old_tree, settings, _cache())), settings
 
 
 @pytest.fixture(scope="session")
 def real_models_of() -> Callable[..., tuple[Models, Settings]]:
-    """real_models_of("vllm-rbln", "0.11.2", "0.24.0"[, NEW]) -> any plugin release's models, memoised."""
+    """real_models_of("vllm-rbln", "0.11.2", "0.24.0"[, NEW]) -> any plugin release's models, memoised,
+    loaded as `pinport scan` loads them (with the cached releases before OLD: the copies' origins)."""
     return _models_of
 
 

@@ -126,13 +126,20 @@ def test_no_false_error_remains_on_the_validated_release(answer_file, own_pin_sc
                 assert all(f.status.value == "latent" and f.plugin.unit for f in found)
 
 
-def _answered_warnings(answer: dict) -> dict[str, bool]:
-    """plugin file:line -> verdict, for every warning the answer file labels (the `[[warning]]` entries and
-    the answered errors pinport now reports as warnings)."""
-    out: dict[str, bool] = {}
+def _labelled(entry: dict) -> list[tuple[str, str]]:
+    """The (code, plugin file:line) pairs one answer entry covers: its `code` and each of `also_codes`
+    (other warnings the same reading answers), at `plugin` and each of `also`."""
+    return [(code, where) for code in (entry["code"], *entry.get("also_codes", ()))
+            for where in (entry["plugin"], *entry.get("also", ()))]
+
+
+def _answered_warnings(answer: dict) -> dict[tuple[str, str], bool]:
+    """(code, plugin file:line) -> verdict, for every warning the answer file labels (the `[[warning]]`
+    entries and the answered errors pinport now reports as warnings): a label answers its own codes only."""
+    out: dict[tuple[str, str], bool] = {}
     for entry in (*answer.get("warning", ()), *(f for f in answer.get("finding", ()) if f["now"] == "warning")):
-        for where in (entry["plugin"], *entry.get("also", ())):
-            out[where] = bool(entry["verdict"])
+        for key in _labelled(entry):
+            out[key] = bool(entry["verdict"])
     return out
 
 
@@ -147,16 +154,16 @@ def test_every_warning_on_the_validated_release_is_answered(answer_file, own_pin
     result = own_pin_scans(answer)
     labels = _answered_warnings(answer)
     warnings = [f for f in result.findings if f.level.value == "warning"]
-    where = [f"{f.plugin.path}:{f.plugin.line}" for f in warnings]
-    assert sorted({w for w in where if w not in labels}) == []
+    keys = [(f.code, f"{f.plugin.path}:{f.plugin.line}") for f in warnings]
+    assert sorted({k for k in keys if k not in labels}) == []
     for entry in answer.get("warning", ()):  # no stale answer: each labelled place still warns, with that code
-        for place in (entry["plugin"], *entry.get("also", ())):
+        for code, place in _labelled(entry):
             if entry.get("now") == "info":  # read as a warning once; a rule now shows it as context
-                found = _at(result, entry["code"], place)
-                assert found and all(f.level.value == "info" for f in found), place
+                found = _at(result, code, place)
+                assert found and all(f.level.value == "info" for f in found), (code, place)
                 continue
-            assert entry["code"] in {f.code for f, w in zip(warnings, where, strict=True) if w == place}, place
-    true = sum(labels[w] for w in where)
+            assert (code, place) in keys, (code, place)
+    true = sum(labels[k] for k in keys)
     assert f"{true}/{len(warnings)}" == answer["warning_precision"]
 
 

@@ -14,11 +14,10 @@ from ..errors import ConfigError, SourceNotFound
 from ..model.index import IndexCache
 from ..pins import read_pin
 from ..plugin.project import is_plugin_checkout
-from ..scan import Models, load_models
+from ..scan import Models, host_history, load_models
 from ..sources import (
     Cache,
     SourceTree,
-    cached_releases,
     check_host_spec,
     check_plugin_spec,
     list_versions,
@@ -47,15 +46,7 @@ class Inputs:
 
     def load_models(self, progress: ProgressFn) -> Models:
         return load_models(self.plugin, self.old, self.new, self.settings, cache=self.index_cache(),
-                           progress=progress, history=self.history())
-
-    def history(self) -> tuple[SourceTree, ...]:
-        """The host releases before OLD already in the cache (where a lagging copy came from);
-        none when OLD is not a registry release."""
-        if self.old.version is None:
-            return ()
-        return tuple(cached_releases(self.settings.host_dist, cache=self.cache, below=self.old.version,
-                                     packages=(self.settings.host,)))
+                           progress=progress, history=host_history(self.old, self.settings, self.cache))
 
 
 def input_options(func: Callable) -> Callable:
