@@ -18,6 +18,7 @@
 | load-timing  | load_timing.py           | #11           |
 | forks        | forks.py                 | #8 forked files |
 | copied-lines | copied_lines.py          | #8 second sites |
+| source-patches | source_patches.py      | #8 source-text patches |
 | mirrors      | mirrors.py               | #12           |
 
 The rows are in registry order (`CHECKS`), the order checks run and are listed in;
@@ -44,13 +45,14 @@ from .load_timing import LoadTimingCheck
 from .mirrors import MirrorsCheck
 from .override_signature import SignaturesCheck
 from .replaced_callers import ReplacedCallersCheck
+from .source_patches import SourcePatchesCheck
 from .undefined import UndefinedCheck
 
 CHECKS: tuple[Check, ...] = (
     ImportsCheck(), SignaturesCheck(), AliasesCheck(), CallsCheck(), DefaultsCheck(), FactoriesCheck(),
     ClosedValuesCheck(), ReplacedCallersCheck(), AttributesCheck(), ChainsCheck(),
     BypassCheck(), UndefinedCheck(), HostKindsCheck(), LoadTimingCheck(), ForksCheck(), CopiedLinesCheck(),
-    MirrorsCheck(),
+    SourcePatchesCheck(), MirrorsCheck(),
 )
 
 
