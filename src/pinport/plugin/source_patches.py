@@ -182,7 +182,11 @@ def counterpart_block(before: list[str], after: list[str], line: int, count: int
             continue
         if op == "delete" or j1 == j2:
             return None
-        start = j1 + (at - i1 if op == "equal" else min(at - i1, j2 - j1 - 1))
+        if op == "equal":
+            start = j1 + at - i1
+        else:  # a rewritten run: the line of it most like the one matched before
+            wanted = [line_tokens(before[at])]
+            start = max(range(j1, j2), key=lambda j: (block_ratio(wanted, [line_tokens(after[j])]), -j))
         return start + 1, "\n".join(x.strip() if count == 1 else x for x in after[start:start + count])
     return None
 
