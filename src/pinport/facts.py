@@ -51,6 +51,7 @@ from .plugin.reach import (
     unreached_classes,
 )
 from .plugin.records import Patch, PatchKind
+from .plugin.release_copies import Selector, find_selectors, version_of
 from .plugin.source_patches import (
     SourcePatches,
     counterpart_block,
@@ -336,6 +337,16 @@ class ScanFacts:
                                 self.stored_key("copy-sources-1", self.old)))
         return find_copies(self.plugin, self.old.index, self.old.resolver, self.new.index, self.new.resolver,
                            self.settings, sources)
+
+    @cached_property
+    def release_selectors(self) -> tuple[Selector, ...]:
+        """The plugin functions picking one of its per-release copies by the host version."""
+        return find_selectors(self.plugin, self.settings.host)
+
+    def host_version(self, view: HostView) -> tuple[int, ...]:
+        """A host version's release numbers ((0, 28, 0)), from the tree's version or else its label
+        ("~/vllm@v0.28.0"); () when neither states one."""
+        return version_of(view.index.tree.version or view.label)
 
     @cached_property
     def source_patches(self) -> SourcePatches:
