@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from .index import CodeIndex
-from .nodes import children
+from .nodes import inner_children
 from .parse import resolve_relative
 
 
@@ -126,9 +126,9 @@ def _walk_unit(unit: Unit) -> UnitWalk:
     stack: list[ast.AST] = list(unit.body)
     while stack:
         n = stack.pop()
-        stack.extend(children(n))
+        stack.extend(inner_children(n))  # the leaves (names, constants, operators) are none of the kinds below
         if type(n) not in _WALKED:
-            continue  # most nodes (names, constants, operators) are none of the kinds below
+            continue
         if isinstance(n, ast.Call):
             calls.append(n)
         elif isinstance(n, ast.Assign):

@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 
 from ..model.index import CodeIndex
-from ..model.nodes import LEAVES, children, statements
+from ..model.nodes import inner_children, statements
 from ..model.parse import dotted, resolve_relative
 
 OOT = "register_oot"
@@ -97,9 +97,8 @@ def probe_guarded(tree: ast.Module) -> set[str]:
                 and func.value.id in ("self", "cls") else "")
             if name:
                 sites.setdefault(name, []).append(probed)
-        for child in children(node):
-            if not isinstance(child, LEAVES):
-                walk(child, probed)
+        for child in inner_children(node):
+            walk(child, probed)
 
     walk(tree, False)
     return {name for name, guarded in sites.items() if guarded and all(guarded)}

@@ -53,12 +53,20 @@ class PluginNames:
     def __init__(self, index: CodeIndex, host: str) -> None:
         self.index = index
         self.host = host
+        self._bound: dict[tuple[str, str], str | None] = {}  # (module, name) -> `binding_path` from the top
 
     def is_host(self, path: str) -> bool:
         return path == self.host or path.startswith(self.host + ".")
 
     def binding_path(self, module: str, name: str, seen: frozenset[str] = frozenset()) -> str | None:
         """The absolute dotted path a module-level name of a plugin module stands for."""
+        if not seen:  # asked from the top (not inside a chain of re-exports): the same answer every time
+            if (module, name) not in self._bound:
+                self._bound[module, name] = self._binding_path(module, name, seen)
+            return self._bound[module, name]
+        return self._binding_path(module, name, seen)
+
+    def _binding_path(self, module: str, name: str, seen: frozenset[str]) -> str | None:
         key = f"{module}.{name}"
         if key in seen:
             return None

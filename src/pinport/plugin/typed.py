@@ -175,8 +175,9 @@ class PluginTyping:
             tree = self.plugin.index.parsed(mod)
             for fn in (n for n in walk_inner(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) \
                     if tree is not None else ():
-                built = _local_constructions(fn)
-                for call in (n for n in walk_inner(fn) if isinstance(n, ast.Call)):
+                nodes = tuple(walk_inner(fn))
+                built = _local_constructions(nodes)
+                for call in (n for n in nodes if isinstance(n, ast.Call)):
                     cls = self.plugin_resolver.resolve_in(mod, chain(call.func)) if chain(call.func) else None
                     if cls is not None:
                         by_path.setdefault(cls.path, []).append((call, built))
@@ -335,11 +336,12 @@ def _forwarded_params(node: ast.FunctionDef | ast.AsyncFunctionDef, host_init: F
     return {}
 
 
-def _local_constructions(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
-    """Locals a function assigns exactly once, to a call (`sampler = Sampler(...)`): name -> that call."""
+def _local_constructions(nodes: tuple[ast.AST, ...]) -> dict[str, ast.expr]:
+    """Locals a function assigns exactly once, to a call (`sampler = Sampler(...)`): name -> that call
+    (`nodes`: the function's `walk_inner`)."""
     out: dict[str, ast.expr] = {}
     seen: set[str] = set()
-    for n in walk_inner(fn):
+    for n in nodes:
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
             name = n.targets[0].id
             if name in seen:

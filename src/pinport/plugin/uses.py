@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..findings import Location
 from ..model.index import CodeIndex
-from ..model.nodes import chain, children, walk
+from ..model.nodes import branches, chain, walk
 from ..model.parse import resolve_relative, signature_of
 from ..model.summary import ClassInfo, Param
 from .helper_functions import instance_method_setters
@@ -143,11 +143,11 @@ class _FactWalker:
         if handler is not None:
             handler(node)
         else:
-            for child in children(node):
+            for child in branches(node):  # no handler looks at a context or an operator
                 self.visit(child)
 
     def generic(self, node: ast.AST) -> None:
-        for child in children(node):
+        for child in branches(node):
             self.visit(child)
 
     def top(self, stmt: ast.stmt) -> None:

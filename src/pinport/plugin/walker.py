@@ -10,7 +10,7 @@ import ast
 
 from ..config import Settings
 from ..findings import Location
-from ..model.nodes import LEAVES, children
+from ..model.nodes import inner_children
 from ..model.parse import dotted, function_info, resolve_relative, signature_of
 from ..model.summary import FunctionInfo
 from .helper_functions import OOT
@@ -65,9 +65,8 @@ class SurfaceWalker(ast.NodeVisitor):
     # -- helpers -------------------------------------------------------------------------------
     def generic_visit(self, node: ast.AST) -> None:
         """`ast.NodeVisitor`'s, in the same order, with the faster `children` and without the leaves."""
-        for child in children(node):
-            if not isinstance(child, LEAVES):
-                self.visit(child)
+        for child in inner_children(node):
+            self.visit(child)
 
     def loc(self, node: ast.AST) -> Location:
         line = getattr(node, "lineno", 0)
