@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 import pinport
-from pinport.model.nodes import LEAVES, branches, children, inner_children, walk, walk_inner
+from pinport.model.nodes import LEAVES, branches, children, inner_children, walk_inner, walk_tree
 
 SNIPPET = '''
 from . import a as b
@@ -65,7 +65,7 @@ def test_children_match_ast_on_every_node() -> None:
 def test_walks_keep_ast_walk_order() -> None:
     for tree in _trees()[:20]:
         expected = list(ast.walk(tree))
-        assert list(walk(tree)) == expected
+        assert list(walk_tree(tree)) == expected
         assert list(walk_inner(tree)) == [tree, *(n for n in expected[1:] if not isinstance(n, LEAVES))]
 
 

@@ -63,8 +63,8 @@ def branches(node: ast.AST) -> list[ast.AST]:
     return _children(node, _INNER_FIELDS)
 
 
-def walk(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node under `node` (itself first) in `ast.walk`'s order, with the faster `children`."""
+def walk_tree(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under `node` (itself first), as `ast.walk` yields them, several times faster (`children`)."""
     todo = deque([node])
     while todo:
         node = todo.popleft()
@@ -91,7 +91,7 @@ def inner_children(node: ast.AST) -> list[ast.AST]:
 
 
 def walk_inner(node: ast.AST) -> Iterator[ast.AST]:
-    """`walk` without the `LEAVES` (for walks that look at none of them): the other nodes in the same order."""
+    """`walk_tree` without the `LEAVES` (for walks that look at none of them): the other nodes in the same order."""
     todo = deque([node])
     pop, extend = todo.popleft, todo.extend
     while todo:

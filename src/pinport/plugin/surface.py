@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ..model.index import CodeIndex
+from ..model.nodes import walk_tree
 from ..model.parse import resolve_relative
 from ..model.resolve import Resolver, Symbol
 from ..model.summary import Binding, BindingKind
@@ -153,7 +154,7 @@ def _bound_names(body: list[ast.stmt]) -> set[str]:
             out.add(stmt.name)
         elif isinstance(stmt, ast.Assign | ast.AnnAssign):
             for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
-                out.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+                out.update(n.id for n in walk_tree(target) if isinstance(n, ast.Name))
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
             out.update(a.asname or a.name.split(".")[0] for a in stmt.names)
         else:

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ..model.binding import BOUND, CALL, UNBOUND, Callee
 from ..model.inference import Inference, Lookup, Typed
-from ..model.nodes import chain, children, walk_inner
+from ..model.nodes import chain, children, walk_inner, walk_tree
 from ..model.parse import dotted
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import ClassInfo, FunctionInfo
@@ -138,7 +138,7 @@ class PluginTyping:
                 tree = index.parsed(mod) if mod in self.plugin.modules else None
                 found = any(isinstance(n, ast.Call) and chain(n.func).endswith(name) and
                             (cls := self.plugin_resolver.resolve_in(mod, chain(n.func))) is not None
-                            and cls.path == path for n in (ast.walk(tree) if tree is not None else ()))
+                            and cls.path == path for n in (walk_tree(tree) if tree is not None else ()))
                 if found:
                     break
             self._built[path] = found
@@ -429,7 +429,7 @@ def _walk_conditions(unit: Unit) -> Iterator[tuple[ast.AST, bool, frozenset[str]
 def _probed(test: ast.AST) -> frozenset[str]:
     """Names a condition probes for: `hasattr(x, "name")` anywhere in it."""
     out = set()
-    for n in ast.walk(test):
+    for n in walk_tree(test):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and len(n.args) == 2 \
                 and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
             out.add(n.args[1].value)
