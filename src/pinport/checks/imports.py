@@ -12,6 +12,7 @@ import difflib
 from collections.abc import Iterator
 
 from ..findings import Finding, Kind, Severity
+from ..model.nodes import walk_tree
 from ..model.resolve import CLASS, FUNCTION, MODULE, Symbol
 from ..model.summary import BindingKind, ClassInfo, FunctionInfo
 from ..plugin.reach import names_used_as_classes
@@ -239,7 +240,7 @@ def _replacement_flags(ctx: ScanContext, module: str, name: str) -> list[str]:
     if gone is not None and gone.kind == FUNCTION and isinstance(gone.obj, FunctionInfo):
         node = ctx.other.function_node(gone)
         if node is not None:
-            read_by_old = {n.id for part in _decisive_parts(node) for n in ast.walk(part)
+            read_by_old = {n.id for part in _decisive_parts(node) for n in walk_tree(part)
                            if isinstance(n, ast.Name) and n.id.isupper()}
     if not wanted and not read_by_old:
         return []
@@ -255,7 +256,7 @@ def _replacement_flags(ctx: ScanContext, module: str, name: str) -> list[str]:
 def _decisive_parts(node: ast.AST) -> list[ast.AST]:
     """What a helper's result is decided by: its returned values and its tests (if/while/ternary)."""
     out: list[ast.AST] = []
-    for n in ast.walk(node):
+    for n in walk_tree(node):
         if isinstance(n, ast.Return) and n.value is not None:
             out.append(n.value)
         elif isinstance(n, (ast.If, ast.While, ast.IfExp)):
