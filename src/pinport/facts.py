@@ -51,6 +51,14 @@ from .plugin.reach import (
     unreached_classes,
 )
 from .plugin.records import Patch, PatchKind
+from .plugin.release_copies import Selector, find_selectors, version_of
+from .plugin.source_patches import (
+    SourcePatches,
+    counterpart_block,
+    find_source_patches,
+    nearest_block,
+    text_line,
+)
 from .plugin.surface import PluginResolver
 from .plugin.typed import HostCall, PluginTyping, host_calls
 from .plugin.uses import (
@@ -329,6 +337,52 @@ class ScanFacts:
                                 self.stored_key("copy-sources-1", self.old)))
         return find_copies(self.plugin, self.old.index, self.old.resolver, self.new.index, self.new.resolver,
                            self.settings, sources)
+
+    @cached_property
+    def release_selectors(self) -> tuple[Selector, ...]:
+        """The plugin functions picking one of its per-release copies by the host version."""
+        return find_selectors(self.plugin, self.settings.host)
+
+    def host_version(self, view: HostView) -> tuple[int, ...]:
+        """A host version's release numbers ((0, 28, 0)), from the tree's version or else its label
+        ("~/vllm@v0.28.0"); () when neither states one."""
+        return version_of(view.index.tree.version or view.label)
+
+    @cached_property
+    def source_patches(self) -> SourcePatches:
+        """The plugin's source-text patches (`.patch.py` files of `(old, new)` pairs) and their patcher."""
+        return find_source_patches(self.plugin, self.settings.host)
+
+    def host_text_line(self, view: HostView, module: str, text: str) -> int | None:
+        """The line where `text` first occurs in a host module's source (the patcher's `old in source`),
+        0 when it does not, None when the host has no such module."""
+        if module not in view.index.paths:
+            return None
+        return self.keep(("text-line", id(view), module, text), lambda: text_line(view.index.source(module), text))
+
+    def nearest_host_text(self, view: HostView, module: str, text: str) -> tuple[int, str] | None:
+        """(line, text) of the block of a host module most like `text`, when one is clearly alike."""
+        if module not in view.index.paths:
+            return None
+        return self.keep(("nearest-text", id(view), module, text),
+                         lambda: nearest_block(view.index.lines(module), text))
+
+    def text_counterpart(self, view: HostView, other: HostView, module: str, line: int,
+                         count: int) -> tuple[int, str] | None:
+        """(line, text) in `view`'s module of the `count` lines at `line` of `other`'s, by a line diff of the
+        module at the two versions (None when that text was deleted or a version lacks the module)."""
+        if module not in view.index.paths or module not in other.index.paths:
+            return None
+        return self.keep(("text-counterpart", id(view), id(other), module, line, count), lambda: counterpart_block(
+            other.index.lines(module), view.index.lines(module), line, count))
+
+    def host_line_location(self, view: HostView, module: str, line: int, unit: str = "") -> Location:
+        """A host module's line as evidence: its file, the line and the line's text."""
+        return Location(view.index.paths[module], line, 0, unit or module, view.index.line_text(module, line).strip())
+
+    def modules_holding(self, view: HostView, text: str) -> tuple[str, ...]:
+        """The host modules whose source contains `text` (sorted)."""
+        return view.index.grep(text)
 
     @cached_property
     def unused_fork_classes(self) -> frozenset[tuple[str, str]]:

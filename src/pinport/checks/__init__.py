@@ -18,6 +18,8 @@
 | load-timing  | load_timing.py           | #11           |
 | forks        | forks.py                 | #8 forked files |
 | copied-lines | copied_lines.py          | #8 second sites |
+| source-patches | source_patches.py      | #8 source-text patches |
+| release-copies | release_copies.py      | #8 per-release copies picked by version |
 | mirrors      | mirrors.py               | #12           |
 
 The rows are in registry order (`CHECKS`), the order checks run and are listed in;
@@ -43,14 +45,16 @@ from .instance_attributes import AttributesCheck
 from .load_timing import LoadTimingCheck
 from .mirrors import MirrorsCheck
 from .override_signature import SignaturesCheck
+from .release_copies import ReleaseCopiesCheck
 from .replaced_callers import ReplacedCallersCheck
+from .source_patches import SourcePatchesCheck
 from .undefined import UndefinedCheck
 
 CHECKS: tuple[Check, ...] = (
     ImportsCheck(), SignaturesCheck(), AliasesCheck(), CallsCheck(), DefaultsCheck(), FactoriesCheck(),
     ClosedValuesCheck(), ReplacedCallersCheck(), AttributesCheck(), ChainsCheck(),
     BypassCheck(), UndefinedCheck(), HostKindsCheck(), LoadTimingCheck(), ForksCheck(), CopiedLinesCheck(),
-    MirrorsCheck(),
+    SourcePatchesCheck(), ReleaseCopiesCheck(), MirrorsCheck(),
 )
 
 
