@@ -318,3 +318,120 @@ def test_hunks_in_a_fork_class_nothing_uses_are_left_out(new_backend, expected):
     new = {"host/backend.py": new_backend, "host/base.py": BASE}
     result = run_scan(old, new, {FORK_PATH: FORK, **REGISTER}, checks=(ForksCheck(),))
     expect(result, expected, at=True)
+
+
+# A rewritten line's new form is not a line NEW kept from OLD next to it: between the same anchors,
+# `and param.data.numel() == 1` shares more tokens with `param.data.copy_(loaded)` than its real new
+# form `copy_into(param.data, loaded)` does. (The lines around are not unique in the file, so the
+# window between anchors holds both.)
+LOADER = """
+def load(param, loaded, dim):
+    if dim is None:
+        if (
+            loaded.ndim == 0
+            and param.data.numel() == 1
+        ):
+            loaded = loaded.reshape(1)
+        param.data.copy_(loaded)
+        return
+
+
+def load_twin(param, loaded, dim):
+    if dim is None:
+        if (
+            loaded.ndim == 0
+            and param.data.numel() == 1
+        ):
+            loaded = loaded.reshape(1)
+        param.copy_(loaded)
+        return
+"""
+PLUGIN_LOADER = """
+from host.loader import load
+
+
+def my_load(param, loaded):
+    param.data.copy_(loaded)
+    return param
+"""
+
+
+@pytest.mark.parametrize(("new_line", "expected"), [
+    ("copy_into(param.data, loaded)", "copy_into(param.data, loaded)"),  # rewritten: its new form
+    ("param.data.copy_(loaded, non_blocking=True)", "param.data.copy_(loaded, non_blocking=True)"),  # twin
+])
+def test_new_form_of_a_changed_line_is_not_a_kept_neighbour(new_line, expected):
+    new = LOADER.replace("        param.data.copy_(loaded)\n", f"        {new_line}\n")
+    result = run_scan({"host/loader.py": LOADER}, {"host/loader.py": new}, {"plug/load.py": PLUGIN_LOADER},
+                      checks=(CopiedLinesCheck(),))
+    expect(result, ["PP0805 warning drift my_load:5"], at=True)
+    finding = only(result, "PP0805")
+    assert (finding.old.line, finding.new.line, finding.new.snippet) == (8, 8, expected)
+    assert finding.suggestion == f"port the line as upstream did: `{expected}`"
+
+
+# A line copied from a host module NEW no longer has at all is context: nothing to port line by line,
+# and the module's own finding (here the plugin's import of it) carries the break.
+RUNNER = """
+def prepare(sampled, lengths):
+    max_gen_len = sampled.shape[-1]
+    return lengths[:max_gen_len]
+"""
+PLUGIN_RUNNER = """
+from host.runner import prepare
+
+
+def my_prepare(sampled, lengths):
+    max_gen_len = sampled.shape[-1]
+    return lengths[:max_gen_len] + 1
+"""
+
+
+@pytest.mark.parametrize(("new", "expected"), [
+    ({}, "info"),  # the whole module is gone
+    ({"host/runner.py": "def prepare(sampled, lengths):\n    return lengths\n"}, "warning"),  # twin: the line is
+])
+def test_line_of_a_module_gone_from_new_is_context(new, expected):
+    result = run_scan({"host/runner.py": RUNNER}, {"host/other.py": "X = 1\n", **new},
+                      {"plug/prepare.py": PLUGIN_RUNNER}, checks=(CopiedLinesCheck(),))
+    expect(result, [f"PP0806 {expected} drift my_prepare:5"], at=True)
+    finding = only(result, "PP0806")
+    assert (finding.old.path, finding.old.line, finding.new) == ("host/runner.py", 2, None)
+    assert any("has no module `host.runner` at all" in d for d in finding.details) is (expected == "info")
+
+
+# The same inside a counterpart (a plugin class copying the same-named host class): the rewrite of
+# a copied line is looked for among the lines the OLD member lacks, never among the ones it keeps.
+EMBEDDING_LOADER = """
+def pad(x):
+    return x
+
+
+class Embedding:
+    def weight_loader(self, param, loaded):
+        if (
+            loaded.ndim == 0
+            and param.data.numel() == 1
+        ):
+            loaded = loaded.reshape(1)
+        param.data.copy_(loaded)
+"""
+PLUGIN_EMBEDDING_LOADER = """
+from host.loader import pad
+
+
+class Embedding:
+    def weight_loader(self, param, loaded):
+        param.data.copy_(pad(loaded))
+        param.data.copy_(loaded)
+"""
+
+
+@pytest.mark.parametrize("new_line", ["copy_into(param.data, loaded)", "param.data.copy_(loaded, non_blocking=True)"])
+def test_rewrite_in_the_counterpart_is_not_a_kept_line(new_line):
+    new = EMBEDDING_LOADER.replace("        param.data.copy_(loaded)\n", f"        {new_line}\n")
+    result = run_scan({"host/loader.py": EMBEDDING_LOADER}, {"host/loader.py": new},
+                      {"plug/emb.py": PLUGIN_EMBEDDING_LOADER}, checks=(CopiedLinesCheck(),))
+    expect(result, ["PP0805 warning drift Embedding.weight_loader:7"], at=True)
+    finding = only(result, "PP0805")
+    assert (finding.old.line, finding.new.line, finding.new.snippet) == (12, 12, new_line)

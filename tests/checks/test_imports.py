@@ -187,7 +187,13 @@ def test_replacement_flag_threshold(flag, listed):
     assert (f"`host.envs.{flag}`" in only(result, "PP0601").suggestion) is listed
 
 
-@pytest.mark.parametrize(("body", "listed"), [("return HOST_MODE", True), ("return False", False)])
+@pytest.mark.parametrize(("body", "listed"), [
+    ("return HOST_MODE", True),
+    ("if HOST_MODE:\n        return 1\n    return 0", True),  # tested: it decides the result too
+    ("return False", False),
+    ("return make(rows, pin_memory=HOST_MODE)", True),  # returned (inside the call): still decides it
+    ("rows = make(pin_memory=HOST_MODE)\n    return rows", False),  # only passed on: no stand-in
+])
 def test_a_flag_the_old_helper_read_is_listed_without_shared_words(body, listed):
     old = {"host/m.py": f"HOST_MODE = 1\n\n\ndef batch_invariant():\n    {body}\n"}
     new = {"host/m.py": "HOST_MODE = 1\n"}
@@ -249,3 +255,31 @@ def test_every_import_and_read_is_checked_past_skipped_ones():
            "def use():\n    return m.KEEP + m.KEEP + m.GONE\n")
     result = scan(old, new, src)
     expect(result, ["PP0601 error drift <module>:3", "PP0602 error drift use:9"], at=True)
+
+
+# A module gone from NEW: for `from module import name` the suggestion follows the name (where NEW
+# defines it now); a same-named module elsewhere is offered only when it defines the name too.
+@pytest.mark.parametrize(("new", "plugin_src", "suggestion", "new_path"), [
+    ({"host/b/helpers.py": "def f():\n    pass\n"}, "from host.a.helpers import f\n",
+     "import `f` from `host.b.helpers` (check that it does the same job)", "host/b/helpers.py"),
+    ({"host/b/runner.py": "class Runner:\n    pass\n"}, "from host.a.helpers import Runner\n",
+     "import `Runner` from `host.b.runner` (check that it does the same job)", "host/b/runner.py"),
+    ({"host/b/helpers.py": "def g():\n    pass\n"}, "from host.a.helpers import Meta\n",
+     "nearest existing package is `host`; host 2.0 defines `Meta` nowhere: re-derive its use", None),
+    ({"host/b/helpers.py": "def g():\n    pass\n"}, "from host.a.helpers import f\n",  # a function too
+     "nearest existing package is `host`; host 2.0 defines `f` nowhere: re-derive its use", None),
+    ({"host/b/runner.py": "class Runner:\n    pass\n", "host/z/helpers_runner.py": "class Runner:\n    pass\n"},
+     "from host.a.helpers import Runner\n",  # the definition closest to the gone module leads
+     "import `Runner` from `host.z.helpers_runner` (check that it does the same job); also defined in host.b.runner",
+     "host/z/helpers_runner.py"),
+    ({"host/b/helpers.py": "def g():\n    pass\n"}, "import host.a.helpers\n",  # twin: a module import
+     "the module may have moved to `host.b.helpers`", "host/b/helpers.py"),
+])
+def test_missing_module_suggestion_follows_the_imported_name(new, plugin_src, suggestion, new_path):
+    old = {"host/a/helpers.py": "def f():\n    pass\n\n\nclass Runner:\n    pass\n\n\nclass Meta:\n    pass\n"}
+    result = scan(old, {"host/__init__.py": "", **new}, plugin_src)
+    expect(result, ["PP0401 error drift"])
+    finding = only(result, "PP0401")
+    assert finding.suggestion == suggestion
+    assert (finding.new.path if finding.new else None) == new_path
+    assert finding.old.path == "host/a/helpers.py"

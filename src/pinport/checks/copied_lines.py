@@ -5,7 +5,9 @@ A layout change upstream (`kv_cache.unbind(0)` -> `unbind(1)`) is ported in the 
 crashes in the one other file that copied the same line. Candidate originals are the host files
 the plugin touches (its imports, its patch targets, and its forks' and mirrors' originals); a
 plugin line matches when it is the same line modulo layout, or nearly (token similarity), and
-is not at least as close to NEW's form already. Reported only when judging NEW.
+is not at least as close to NEW's form already. Reported only when judging NEW. A line of a host
+module NEW no longer has at all is context (info): there is no counterpart to port, and the
+module's own finding (the import, patch target, fork or mirror of it) carries the break.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ class CopiedLinesCheck:
     def run(self, ctx: ScanContext) -> Iterator[Finding]:
         for copied in find_second_sites(ctx):
             kind = LINE_CHANGED if copied.new_line else LINE_REMOVED
+            module_gone = not copied.new_line and copied.host_module not in ctx.new.index.modules
             args = {"name": copied.text, "old": copied.old_text, "new": copied.new_text,
                     "base": copied.host_module, "label": ctx.new.label}
             new = Location(copied.new_path, copied.new_line, 0, copied.host_module, copied.new_text) \
@@ -81,5 +84,9 @@ class CopiedLinesCheck:
                           new=new, subject=copied.host_module,
                           suggestion=(f"port the line as upstream did: `{copied.new_text}`" if copied.new_line
                                       else "find what upstream does instead, or keep the line deliberately"),
-                          details=(f"similarity {copied.score:.2f} to {copied.old_path}:{copied.old_line}",),
+                          severity=Severity.INFO if module_gone else None,
+                          details=(f"similarity {copied.score:.2f} to {copied.old_path}:{copied.old_line}",) + (
+                              (f"{ctx.new.label} has no module `{copied.host_module}` at all: nothing to port "
+                               "line by line; its import, patch, fork or mirror finding carries the break",)
+                              if module_gone else ()),
                           extra={"score": copied.score})

@@ -107,7 +107,7 @@ class ImportsCheck:
         if is_module or host.resolve(module) is None:
             target = path if is_module else module
             if host.resolve(target) is None:
-                return self._module_missing(ctx, target)
+                return self._module_missing(ctx, target, "" if is_module else name)
         args = {"name": name, "module": module, "label": host.label}
         moved = self._moved(host, name)
         if moved:
@@ -130,11 +130,22 @@ class ImportsCheck:
         suggestion = self._alternatives(ctx, module, name) or f"re-derive the use of `{name}` against {host.label}"
         return NAME_REMOVED, args, ctx.evidence(path), suggestion
 
-    def _module_missing(self, ctx: ScanContext, module: str):
+    def _module_missing(self, ctx: ScanContext, module: str, name: str = ""):
+        """A module gone from the host. For `from module import name` the suggestion follows the name:
+        where NEW defines it now, else a same-named module only if it defines the name too."""
         host = ctx.host
-        leaf = module.rpartition(".")[2]
-        same_leaf = sorted(m for m in host.index.modules if m.rpartition(".")[2] == leaf)
         args = {"module": module, "label": host.label}
+        moved = self._moved(host, name) if name else []
+        # the one closest to the gone module first: `a.gpu_input_batch` -> `a.gpu.input_batch`, not `a.cpu.input_batch`
+        moved.sort(key=lambda m: -difflib.SequenceMatcher(None, module, m.module).ratio())
+        if moved:
+            where = moved[0]
+            suggestion = f"import `{name}` from `{where.module}` (check that it does the same job)" + (
+                f"; also defined in {', '.join(m.module for m in moved[1:4])}" if len(moved) > 1 else "")
+            return MODULE_MISSING, args, ctx.evidence(module, judged=where), suggestion
+        leaf = module.rpartition(".")[2]
+        same_leaf = sorted(m for m in host.index.modules if m.rpartition(".")[2] == leaf
+                           and (not name or name in host.index.modules[m].bindings))
         if same_leaf:
             suggestion = f"the module may have moved to `{same_leaf[0]}`" + (
                 f" (or {', '.join(same_leaf[1:3])})" if len(same_leaf) > 1 else "")
@@ -144,6 +155,9 @@ class ImportsCheck:
             while parent and host.resolve(parent) is None:
                 parent = parent.rpartition(".")[0]
             suggestion = f"nearest existing package is `{parent}`" if parent else "the host package is missing"
+            gone = ctx.other.resolve(f"{module}.{name}") if name else None
+            if name and (not name.islower() or (gone is not None and gone.kind in (FUNCTION, CLASS))):
+                suggestion += f"; {host.label} defines `{name}` nowhere: re-derive its use"  # what `_moved` looks for
             evidence = ctx.evidence(module)
         return MODULE_MISSING, args, evidence, suggestion
 
@@ -216,8 +230,9 @@ def _tokens(name: str) -> set[str]:
 def _replacement_flags(ctx: ScanContext, module: str, name: str) -> list[str]:
     """Upper-case flags in NEW (module constants, lazy `envs.*` exports) named like a removed helper.
 
-    The flags the OLD definition itself read come first: `vllm_is_batch_invariant()` returned
-    `VLLM_BATCH_INVARIANT`, which NEW serves as `envs.VLLM_BATCH_INVARIANT`.
+    The flags the OLD definition itself decided by come first: `vllm_is_batch_invariant()` returned
+    `VLLM_BATCH_INVARIANT`, which NEW serves as `envs.VLLM_BATCH_INVARIANT`. Only a flag in what it
+    returns or tests counts: a constant it merely passes on (`pin_memory=PIN_MEMORY`) is no stand-in.
     """
     wanted = _tokens(name)
     read_by_old: set[str] = set()
@@ -225,7 +240,8 @@ def _replacement_flags(ctx: ScanContext, module: str, name: str) -> list[str]:
     if gone is not None and gone.kind == FUNCTION and isinstance(gone.obj, FunctionInfo):
         node = ctx.other.function_node(gone)
         if node is not None:
-            read_by_old = {n.id for n in walk_tree(node) if isinstance(n, ast.Name) and n.id.isupper()}
+            read_by_old = {n.id for part in _decisive_parts(node) for n in walk_tree(part)
+                           if isinstance(n, ast.Name) and n.id.isupper()}
     if not wanted and not read_by_old:
         return []
     scored: list[tuple[float, str]] = []
@@ -235,6 +251,17 @@ def _replacement_flags(ctx: ScanContext, module: str, name: str) -> list[str]:
         if score >= 0.6:
             scored.append((-score, f"{mod}.{flag}"))
     return list(dict.fromkeys(path for _, path in sorted(scored)))[:3]
+
+
+def _decisive_parts(node: ast.AST) -> list[ast.AST]:
+    """What a helper's result is decided by: its returned values and its tests (if/while/ternary)."""
+    out: list[ast.AST] = []
+    for n in walk_tree(node):
+        if isinstance(n, ast.Return) and n.value is not None:
+            out.append(n.value)
+        elif isinstance(n, (ast.If, ast.While, ast.IfExp)):
+            out.append(n.test)
+    return out
 
 
 def _shape_similarity(a: Symbol, b: Symbol) -> float:

@@ -5,7 +5,8 @@ name) came from that member upstream, not from whichever host file happens to ho
 `param.data.copy_(loaded_weight)` in a copied `weight_loader` is judged against upstream's
 `weight_loader`, never against `weight_utils.py`'s `param.data.copy_(tmp_param)`. Inside the
 counterpart a line is unchanged when NEW still has it, changed when NEW has a close rewrite
-anywhere in the member (moved lines included), removed only when it has none.
+anywhere in the member (moved lines included), removed only when it has none. A rewrite is a
+line OLD's member does not have: a line both keep is itself, not another line's new form.
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ class Counterpart:
         """NEW lines as alias-normalised tokens (built only when a copied line changed)."""
         return [_normal(line_tokens(x), self.aliases) for x in self.new_lines]
 
+    @cached_property
+    def rewrites(self) -> list[int]:
+        """Indices of the NEW lines OLD's member lacks (modulo layout): the candidate new forms."""
+        old = set(self.squashed[0])
+        return [j for j, x in enumerate(self.new_lines) if _squash(x) not in old]
+
 
 def _squash(text: str) -> str:
     return "".join(text.split())
@@ -91,7 +98,7 @@ def match_in_counterpart(text: str, part: Counterpart) -> tuple[int, str, int, s
         return None  # NEW still writes it (perhaps elsewhere in the member, or through an alias)
     if not part.new_path:
         return None  # the member itself is gone: the signatures check reports that once
-    scored = [(token_ratio(list(mine), list(form), _REWRITE), -j) for j, form in enumerate(new_forms) if form]
+    scored = [(token_ratio(list(mine), list(new_forms[j]), _REWRITE), -j) for j in part.rewrites if new_forms[j]]
     score, neg = max(scored, default=(0.0, 0))
     if score >= _REWRITE:
         return part.old_start + old_index, part.old_lines[old_index], part.new_start - neg, part.new_lines[-neg], 1.0

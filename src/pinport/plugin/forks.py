@@ -406,7 +406,10 @@ def _new_form(old: CodeIndex, new: CodeIndex, changed: _Changed, old_line: int) 
     """(NEW line, text) that replaced an OLD line, or (0, "") when it was removed.
 
     The replacement is looked for between the nearest lines above and below that occur once in
-    OLD and once in NEW (anchors, as patience diff uses them): cheap, and local to the change.
+    OLD and once in NEW (anchors, as patience diff uses them): cheap, and local to the change. A
+    NEW line that OLD also writes between the same anchors is that line kept, not a replacement
+    (`and p.numel() == 1` above a rewritten `p.copy_(w)` shares more tokens with it than its
+    new form `copy_into(p, w)` does).
     """
     if changed.new_module is None:
         return 0, ""
@@ -419,16 +422,20 @@ def _new_form(old: CodeIndex, new: CodeIndex, changed: _Changed, old_line: int) 
                            if count_a[x] == 1 and x in where_b and len(x) > 3}
     anchors = changed.anchors
     i = old_line - 1
-    above = next((anchors[k] for k in range(i - 1, max(-1, i - _WINDOW), -1) if k in anchors), None)
-    below = next((anchors[k] for k in range(i + 1, min(len(a), i + _WINDOW)) if k in anchors), None)
+    above_at = next((k for k in range(i - 1, max(-1, i - _WINDOW), -1) if k in anchors), None)
+    below_at = next((k for k in range(i + 1, min(len(a), i + _WINDOW)) if k in anchors), None)
+    above = anchors[above_at] if above_at is not None else None
+    below = anchors[below_at] if below_at is not None else None
     low = above + 1 if above is not None else max(0, (below or 0) - _WINDOW)
     high = below if below is not None else min(len(b), low + _WINDOW)
     if low >= high:
         return 0, ""  # the neighbours close up around nothing: the line was removed
+    old_kept = set(a[above_at + 1 if above_at is not None else max(0, i - _WINDOW):
+                     below_at if below_at is not None else i + _WINDOW])
     mine = line_tokens(a[i])
     scored = [(token_ratio(mine, line_tokens(b[j]), _REPLACED), -j)
               for j in range(low, min(high, low + 4 * _WINDOW))
-              if b[j] and not b[j].startswith("#")]
+              if b[j] and not b[j].startswith("#") and b[j] not in old_kept]
     score, neg = max(scored, default=(0.0, 0))
     return (-neg + 1, b[-neg]) if score >= _REPLACED else (0, "")
 
