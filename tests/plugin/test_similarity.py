@@ -1,6 +1,13 @@
 """Layout-blind text comparison used by mirror, fork and copied-line detection."""
 
-from pinport.plugin.similarity import block_ratio, line_delta, line_tokens, normalise, token_ratio
+from pinport.plugin.similarity import (
+    block_ratio,
+    line_delta,
+    line_tokens,
+    normalise,
+    runtime_form,
+    token_ratio,
+)
 
 
 def test_tokens_drop_comments_and_layout():
@@ -19,3 +26,25 @@ def test_ratios_ignore_layout_and_see_content():
     b = [line_tokens("x = f( a,b )  # same"), line_tokens("return x")]
     assert block_ratio(a, b) == 1.0
     assert token_ratio(line_tokens("x = f(a, b)"), line_tokens("y = g(c)")) < 0.5
+
+
+def test_runtime_form_ignores_what_running_code_ignores():
+    """Docstrings, annotations, asserts, typing casts, log message text and layout change nothing that runs."""
+    before = "def step(self, batch, n=1):\n    out = []\n    logger.info('step %d', n)\n    return out\n"
+    same = ('def step(self, batch: list,\n         n: int = 1) -> list:\n    """Run one batch."""\n'
+            '    out: list = []\n    assert batch is not None\n    logger.info("stepping %d items", len(batch))\n'
+            '    total: int\n    out = cast(list, out)\n    return cast(list, out)\n')
+    assert runtime_form(before) is not None and runtime_form(before) == runtime_form(same)
+
+
+def test_runtime_form_sees_every_running_change():
+    before = "def step(self, batch, n=1):\n    out = []\n    logger.info('step %d', n)\n    return out\n"
+    for changed in (before.replace("n=1", "n=2"),  # a default
+                    before.replace("out = []", "out = [n]"),  # a value
+                    before.replace("logger.info", "print"),  # a call that is not a log call
+                    before.replace("return out", "return tuple(out)"),
+                    before.replace("self, batch, n=1", "self, batch, *, n=1")):  # a parameter kind
+        assert runtime_form(changed) != runtime_form(before), changed
+    # an annotation in a class body makes a dataclass field: it runs
+    assert runtime_form("@dataclass\nclass C:\n    x = 0\n") != runtime_form("@dataclass\nclass C:\n    x: int = 0\n")
+    assert runtime_form("def f(:\n") is None  # what does not parse on its own is never judged cosmetic

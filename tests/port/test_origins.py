@@ -50,7 +50,8 @@ def test_merging_from_old_would_drop_the_skipped_bump(tmp_path):
 def test_a_lagging_copy_is_a_latent_finding_naming_its_release(tmp_path):
     loaded, settings = models(tmp_path)
     result = scan_models(loaded, settings, extra_checks=(MirrorsCheck(),))
-    expect(result, ["PP1201 warning drift", "PP1204 warning latent"])
+    # NEW only annotates `outputs`: nothing to port OLD -> NEW, so the change finding is context (info)
+    expect(result, ["PP1201 info drift", "PP1204 warning latent"])
     finding = only(result, "PP1204")
     assert (finding.status, finding.level) == (Status.LATENT, Severity.WARNING)
     assert finding.plugin.path == "plug/patch.py" and finding.plugin.unit == "EnginePatch.step"
@@ -66,7 +67,7 @@ def test_a_lagging_copy_is_a_latent_finding_naming_its_release(tmp_path):
 
 def test_without_the_history_there_is_no_lag_finding(tmp_path):
     loaded, settings = models(tmp_path, history=False)
-    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["PP1201 warning drift", "no PP1204"])
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["PP1201 info drift", "no PP1204"])
 
 
 def test_a_fork_of_an_older_release_is_a_latent_finding(tmp_path):
@@ -87,3 +88,37 @@ def test_a_fork_of_an_older_release_is_a_latent_finding(tmp_path):
     current, settings = models(tmp_path / "current", versions=(old, old, new), path="host/attn.py",
                                plugin_files={"plug/tree_attn.py": ATTN_FORK})
     expect(scan_models(current, settings, extra_checks=(ForksCheck(),)), ["PP0801 warning drift", "no PP0807"])
+
+
+# 1.0 changed only what does not run in the step 0.5 had: a docstring, annotations, an assert
+COSMETIC = DRAINING_ENGINE.replace("    def step(self, batch):\n", '    def step(self, batch: list) -> list:\n'
+                                   '        """Run one batch."""\n').replace(
+    "        outputs = []\n", "        outputs: list = []\n        assert batch is not None\n")
+
+
+def test_a_copy_missing_only_cosmetic_upstream_changes_does_not_lag(tmp_path):
+    loaded, settings = models(tmp_path, versions=(EARLY, COSMETIC, COSMETIC))
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and step.origin.version == "0.5" and step.origin.changed_in == ("1.0",)
+    assert step.origin.missed.hunks and step.origin.missed.pending == ()  # each hunk is cosmetic
+    assert all(h.cosmetic and not h.reflected for h in step.origin.missed.hunks)
+    assert not step.origin.lags
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["no PP1204", "no PP1201"])
+
+
+def test_a_cosmetic_change_next_to_a_running_one_still_lags(tmp_path):
+    changed = COSMETIC.replace("self.steps += 1", "self.steps += len(batch)")
+    loaded, settings = models(tmp_path, versions=(EARLY, changed, changed))
+    result = scan_models(loaded, settings, extra_checks=(MirrorsCheck(),))
+    expect(result, ["PP1204 warning latent"])
+    finding = only(result, "PP1204")
+    assert finding.args["pending"] == 1 and "+        self.steps += len(batch)" in finding.details
+    assert finding.extra["origin"] == "0.5" and finding.extra["changed_in"] == ["1.0"]
+
+
+def test_an_upstream_hunk_of_annotations_only_is_not_to_port(tmp_path):
+    """OLD -> NEW annotates `outputs` only (NEW above): the mirror's change finding says nothing is to port."""
+    loaded, settings = models(tmp_path, history=False)
+    finding = only(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), "PP1201")
+    assert (finding.args["pending"], finding.args["hunks"], finding.level) == (0, 1, Severity.INFO)
+    assert any(d.endswith("nothing to port (no running code changes)") for d in finding.details)

@@ -162,6 +162,9 @@ def test_every_warning_on_the_validated_release_is_answered(answer_file, own_pin
                 found = _at(result, code, place)
                 assert found and all(f.level.value == "info" for f in found), (code, place)
                 continue
+            if entry.get("now") == "none":  # read as a warning once; a rule now finds nothing there
+                assert _at(result, code, place) == [], (code, place)
+                continue
             assert (code, place) in keys, (code, place)
     true = sum(labels[k] for k in keys)
     assert f"{true}/{len(warnings)}" == answer["warning_precision"]

@@ -104,7 +104,7 @@ class ForksCheck:
             if unit.partition(".")[0] not in unused:
                 by_unit.setdefault(unit, []).append(hunk)
         for unit, hunks in sorted(by_unit.items(), key=lambda kv: fork_units.get(kv[0], (1, 1))[0]):
-            pending = [h for h in hunks if not h.reflected]
+            pending = [h for h in hunks if h.to_port]
             if not pending:
                 continue
             line = fork_units.get(unit, (1, 1))[0]

@@ -21,7 +21,7 @@ from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import BindingKind, ClassInfo, FunctionInfo, ModuleSummary
 from .model import PluginModel
 from .records import Patch, PatchKind
-from .similarity import block_ratio, line_delta, line_tokens, normalise
+from .similarity import block_ratio, line_delta, line_tokens, normalise, runtime_form
 
 _MIN_TOKENS = 24  # bodies shorter than this (a one-line `return x`) match anything: never mirrors
 _SCAN_DECORATORS = 30  # how far above a def to look for its decorators
@@ -352,6 +352,12 @@ class Hunk:
     new_count: int
     lines: tuple[str, ...]  # " x", "-x", "+x"
     reflected: bool
+    cosmetic: bool = False  # changes nothing that runs (docstrings, annotations, asserts, log text, layout)
+
+    @property
+    def to_port(self) -> bool:
+        """Upstream changed running code here and the copy does not have the change."""
+        return not self.reflected and not self.cosmetic
 
     @property
     def header(self) -> str:
@@ -375,13 +381,15 @@ class UpstreamChange:
 
     @property
     def pending(self) -> tuple[Hunk, ...]:
-        return tuple(h for h in self.hunks if not h.reflected)
+        """The hunks to port: running code upstream changed that the copy lacks."""
+        return tuple(h for h in self.hunks if h.to_port)
 
     def diff_lines(self, *, mark: bool = True) -> tuple[str, ...]:
         """The unified diff, one line each; `mark` notes after each hunk header whether it is ported."""
         out = [f"--- a/{self.old_path}", f"+++ b/{self.new_path}"]
         for h in self.hunks:
-            note = (" already in the plugin copy" if h.reflected else " not in the plugin copy") if mark else ""
+            note = (" already in the plugin copy" if h.reflected else " nothing to port (no running code "
+                    "changes)" if h.cosmetic else " not in the plugin copy") if mark else ""
             out.append(h.header + note)
             out.extend(h.lines)
         return tuple(out)
@@ -396,6 +404,7 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
     ours = set(_substance(copy.ours))
     theirs = set(_substance(copy.theirs or ""))
     hunks = []
+    before: list[str | None] = []  # the runtime form of `a`, made for the first hunk that needs it
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for group in matcher.get_grouped_opcodes(context):
         lines: list[str] = []
@@ -410,8 +419,14 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
         added = {normalise(x[1:]) for x in lines if x.startswith("+")} - {""}
         removed = {normalise(x[1:]) for x in lines if x.startswith("-")} - {""} - added - theirs
         reflected = added <= ours and not removed & ours
+        cosmetic = False
+        if not reflected:  # upstream's code with only this hunk applied runs as before it
+            if not before:
+                before.append(runtime_form("\n".join(a)))
+            cosmetic = before[0] is not None and before[0] == runtime_form(
+                "\n".join(a[:i_first] + b[j_first:j_last] + a[i_last:]))
         hunks.append(Hunk(copy.old.start + i_first, i_last - i_first, copy.new.start + j_first,
-                          j_last - j_first, tuple(lines), reflected))
+                          j_last - j_first, tuple(lines), reflected, cosmetic))
     return UpstreamChange(copy.old.path, copy.new.path, tuple(hunks))
 
 

@@ -6,8 +6,10 @@ line still matches; shared by mirrors, forks and the port.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
+import textwrap
 from dataclasses import dataclass
 
 _TOKEN = re.compile(r"""(?P<str>[rRbBuUfF]{0,2}(?:'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"))|(?P<comment>\#.*)"""
@@ -98,3 +100,82 @@ def line_delta(upstream: list[str], plugin: list[str], upstream_start: int = 1,
         else:
             added.extend(x[0] for x in b[j1:j2])
     return LineDelta(tuple(kept), tuple(changed), tuple(dropped), tuple(added))
+
+
+_LOG_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "debug_once",
+                        "info_once", "warning_once"})
+
+
+class _RuntimeForm(ast.NodeTransformer):
+    """Drops what running code ignores: docstrings and other bare strings, parameter and return
+    annotations, annotations of local names, asserts, `typing.cast(T, x)` (x remains), and the
+    arguments of log calls (their text). Annotations in a class body stay: they make dataclass fields."""
+
+    def __init__(self) -> None:
+        self.in_function = 0
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        if getattr(node, "body", None) == []:
+            node.body = [ast.Pass()]  # a block the removals emptied reads as `pass`, as one written so
+        return node
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return None
+        return self.generic_visit(node)
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        return None
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST | None:
+        self.generic_visit(node)
+        [target, *more] = node.targets
+        if not more and isinstance(target, ast.Name) and isinstance(node.value, ast.Name) and \
+                target.id == node.value.id:
+            return None  # `x = cast(T, x)` once the cast is gone
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST | None:
+        if not self.in_function:
+            return self.generic_visit(node)
+        if node.value is None:
+            return None
+        return self.visit(ast.Assign(targets=[node.target], value=node.value))
+
+    def visit_arg(self, node: ast.arg) -> ast.AST:
+        node.annotation = None
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+        node.returns = None
+        self.in_function += 1
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.in_function -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name == "cast" and len(node.args) == 2 and not node.keywords:
+            return self.visit(node.args[1])
+        if isinstance(func, ast.Attribute) and name in _LOG_CALLS and "log" in _receiver(func.value).lower():
+            node.args, node.keywords = [], []
+        return self.generic_visit(node)
+
+
+def _receiver(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def runtime_form(text: str) -> str | None:
+    """The code of `text` as it runs (layout, comments, docstrings, annotations, asserts, typing casts and
+    log text left out), to compare two versions by; None when it does not parse on its own."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return ast.dump(_RuntimeForm().visit(tree))
