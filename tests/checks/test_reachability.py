@@ -132,3 +132,24 @@ def test_a_class_only_initialised_by_hand_is_not_built_by_the_host(user, level):
     plugin = {"plug/passes.py": PASS, "plug/user.py": user}
     result = run_scan(PASS_HOST, PASS_HOST, plugin, checks=(SignaturesCheck(),))
     expect(result, [f"PP0101 {level} latent MyPass.__init__:5", "PP0201 info latent MyPass.__init__:5"], at=True)
+
+
+COMM_HOST = {"host/comm.py": "class Comm:\n    def set_stream(self, cuda_stream):\n        self.stream = cuda_stream\n\n\n"
+                             "def run(state):\n    state.comm.set_stream(state.stream)\n",
+             "host/torch_utils.py": "import torch\n\n{read}\n"}
+COMM_PLUGIN = {"plug/comm.py": "from host.comm import Comm\n\n\nclass MyComm(Comm):\n"
+                               "    def set_stream(self, stream):\n        self.stream = stream\n"}
+
+
+@pytest.mark.parametrize(("read", "level"), [
+    # a member read off another package's module (`torch.cuda.set_stream`) is not the plugin's method: the one
+    # host call passes the stream positionally, so the rename in place binds
+    ("prev_set_stream = torch.cuda.set_stream", "info"),
+    # the same bare read off a receiver of unknown type may be the plugin's instance (a callback handed on)
+    ("def hook(comm):\n    return comm.set_stream", "warning"),
+])
+def test_a_bare_read_off_another_packages_module_reaches_no_instance(read, level):
+    host = {**COMM_HOST, "host/torch_utils.py": COMM_HOST["host/torch_utils.py"].format(read=read)}
+    result = run_scan(host, host, COMM_PLUGIN, checks=(SignaturesCheck(),))
+    expect(result, [f"PP0101 {level} latent MyComm.set_stream:5", f"PP0201 {level} latent MyComm.set_stream:5"],
+           at=True)

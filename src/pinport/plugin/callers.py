@@ -24,7 +24,7 @@ from ..model.callsites import (
 from ..model.host import HostView
 from ..model.index import CodeIndex
 from ..model.inference import Inference, host_inference, module_lookup
-from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
+from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import (
     ClassInfo,
     FunctionInfo,
@@ -241,6 +241,8 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
         callee = inference.callee(node)
         if callee is not None and callee.sym.path != base.path:
             return False  # another class's member of that name
+        if isinstance(node, ast.Attribute) and _read_off_outside(node.value, inference):
+            return False  # `torch.cuda.set_stream`: a member of another package's module, not of an instance
         typed = inference.infer(node.value) if callee is None and isinstance(node, ast.Attribute) else None
         if typed is not None and typed.sym is not None and typed.sym.kind == CLASS and typed.sym.module:
             # a bare `Cls.name` or `x.name` read off a host class (or its instance) the plugin's instances are not
@@ -283,6 +285,17 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
                     and runs(module, unit.qualname):
                 return True
     return False
+
+
+def _read_off_outside(node: ast.expr, inference: Inference) -> bool:
+    """Whether an expression is a chain of attribute reads off a name imported from outside the host
+    (`torch.cuda`): a module of another package or what it holds, never the plugin's instance."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id in inference.env:
+        return False
+    sym = inference.lookup(node.id)
+    return sym is not None and sym.kind == EXTERNAL and not sym.path.startswith("builtins.")
 
 
 def _is_own_attribute(node: ast.expr, unit: Unit) -> bool:
