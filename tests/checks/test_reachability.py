@@ -153,3 +153,45 @@ def test_a_bare_read_off_another_packages_module_reaches_no_instance(read, level
     result = run_scan(host, host, COMM_PLUGIN, checks=(SignaturesCheck(),))
     expect(result, [f"PP0101 {level} latent MyComm.set_stream:5", f"PP0201 {level} latent MyComm.set_stream:5"],
            at=True)
+
+
+VALUES_HOST = ROPE_HOST.replace("return Rope(size, 10000{extra})", "return Rope(size, 10000)") + """
+
+def build(size, scaled):
+    cls = Scaled if scaled else Rope
+    return cls(size, 500{extra})
+
+
+def is_rope(layer):
+    kinds = (Rope, pick(Rope))
+    return type(layer) is pick(Rope) or isinstance(layer, kinds)
+
+
+def pick(cls):
+    return cls
+
+
+class Scaled(Rope):
+    def __init__(self, size, base):
+        Rope.__init__(self, size, base)
+
+
+ROPES = list[Rope]()
+{table}
+"""
+
+
+@pytest.mark.parametrize(("extra", "table", "level"), [
+    # the class bound to a local only called (`cls(...)`, judged: binds), type tests through a host helper,
+    # a generic's parameter and a member read off it (`Rope.__init__`, the host's own code): every
+    # construction is seen, and binds to the stand-in
+    ("", "", "info"),
+    # the local alias is called with the parameter the stand-in lacks
+    (", init_cache=False", "", "warning"),
+    # a table entry: the class is handed on, built where no call names it
+    ("", "KINDS = {'rope': Rope}", "warning"),
+])
+def test_a_stand_in_class_used_as_a_value_is_judged_by_the_constructions_it_reaches(extra, table, level):
+    host = {"host/layers.py": VALUES_HOST.format(extra=extra, table=table)}
+    result = run_scan(host, host, ROPE_PLUGIN, checks=(SignaturesCheck(),))
+    expect(result, [f"PP0101 {level} latent MyRope.__init__:5"], at=True)

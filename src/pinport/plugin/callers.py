@@ -420,21 +420,87 @@ def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], re
         if not word.search(view.index.source(module)):
             continue  # only longer names contain it (`ModelOptFp8MoEMethod`)
         tree = view.index.parsed(module)
-        if tree is None or view.index.module_memo(module, ("class-as-value", short),
-                                                  lambda t=tree: _class_as_value(t, short)):
+        aliases = view.index.module_memo(module, ("class-aliases", short),
+                                         lambda t=tree: _class_aliases(t, short)) if tree is not None else None
+        if aliases is None:
             return True
         lines = text_lines(view.index, module, f"{short}(")
         for unit in iter_units(tree):
-            if not any(spans(unit, line) for line in lines) or f"{module}.{unit.qualname}" in replaced:
+            local = {a for a, first, last in aliases if unit.node is not None and first <= unit.node.lineno <= last
+                     or unit.node is None and first == 0}
+            if f"{module}.{unit.qualname}" in replaced or not local and not any(spans(unit, line) for line in lines):
                 continue
             walk = walk_unit(view.index, module, unit)
             calls = [c for c in walk.calls if call_name(c) == short]
+            through = [c for c in walk.calls if isinstance(c.func, ast.Name) and c.func.id in local]
+            if any(bind_call(params, call) for call in through):
+                return True  # `cls = A if ... else Host; cls(...)`: built with these arguments
             inference = host_inference(resolver, module, unit, walk) if calls else None
             for call in calls:
                 callee = inference.callee(call.func) if inference is not None else None
                 if callee is None or callee.sym.path == cls.path and bind_call(params, call):
                     return True
     return False
+
+
+_GENERICS = frozenset({"list", "dict", "set", "frozenset", "tuple", "type", "List", "Dict", "Set", "Tuple", "Type"})
+
+
+def _class_aliases(tree: ast.Module, name: str) -> tuple[tuple[str, int, int], ...] | None:
+    """How a module uses a host class `name` that a plugin class stands in for, as its constructions
+    see it: (local name, first, last line of its function; 0, 0 at module level) for each name the
+    class is bound to (`cls = Host`, `cls = A if c else Host`) and then only called or type-tested
+    through; None when the class is handed on otherwise (a table entry, a factory argument: built
+    where no call names it). Inert: calling it, subclassing, annotating, type tests (`isinstance`,
+    any comparison), a generic's parameter (`list[Host]()`) and members read off it (`Host.__init__`,
+    `Host.forward_static`), which run the host's own code, not the stand-in's construction."""
+    inert: set[int] = set()
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.Call):
+            inert.add(id(node.func))
+            if isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
+                inert.update(id(n) for a in node.args[1:] for n in ast.walk(a))
+        elif isinstance(node, ast.ClassDef):
+            inert.update(id(n) for b in node.bases for n in ast.walk(b))
+        elif isinstance(node, ast.Compare):
+            inert.update(id(n) for n in ast.walk(node))
+        elif isinstance(node, ast.Attribute):
+            inert.add(id(node.value))
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in _GENERICS:
+            inert.update(id(n) for n in ast.walk(node.slice))
+        for annotation in (getattr(node, "annotation", None), getattr(node, "returns", None)):
+            if isinstance(annotation, ast.AST):
+                inert.update(id(n) for n in ast.walk(annotation))
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    out: set[tuple[str, int, int]] = set()
+    for n in ast.walk(tree):
+        if not ((isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name)
+                and isinstance(n.ctx, ast.Load) and id(n) not in inert):
+            continue
+        up: ast.AST = n
+        handed = False  # handed to a function (`maybe_get_oot_by_class(Host)`): only a type test may use what it gives
+        while isinstance(parent := parents.get(id(up)), ast.IfExp | ast.Tuple | ast.Call) and \
+                up is not getattr(parent, "test", None) and up is not getattr(parent, "func", None):
+            handed |= isinstance(parent, ast.Call)
+            up = parent
+        assign = parents.get(id(up))
+        if not (isinstance(assign, ast.Assign) and assign.value is up and len(assign.targets) == 1
+                and isinstance(assign.targets[0], ast.Name)):
+            return None
+        scope = parents.get(id(assign))
+        while scope is not None and not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            scope = parents.get(id(scope))
+        alias = assign.targets[0].id
+        uses = [u for u in ast.walk(scope or tree) if isinstance(u, ast.Name) and u.id == alias
+                and isinstance(u.ctx, ast.Load)]
+        if any(id(u) not in inert or (handed or isinstance(up, ast.Tuple)) and id(u) in called for u in uses):
+            return None  # the alias goes on as a value (or a tuple of classes is called)
+        span = (scope.lineno, scope.end_lineno or scope.lineno) if scope is not None else (0, 0)
+        out.add((alias, *span))
+    return tuple(sorted(out))
 
 
 def _class_as_value(tree: ast.Module, name: str) -> bool:
