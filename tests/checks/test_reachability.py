@@ -195,3 +195,42 @@ def test_a_stand_in_class_used_as_a_value_is_judged_by_the_constructions_it_reac
     host = {"host/layers.py": VALUES_HOST.format(extra=extra, table=table)}
     result = run_scan(host, host, ROPE_PLUGIN, checks=(SignaturesCheck(),))
     expect(result, [f"PP0101 {level} latent MyRope.__init__:5"], at=True)
+
+
+ATTN_HOST = """
+class Attn:
+    def __init__(self, a, b, c=None, d=None):
+        self.a = a
+
+
+class Sub(Attn):
+    pass
+
+
+class Own(Attn):
+    def __init__(self, a, b, c=None):
+        super().__init__(a, b, {up})
+
+
+def build(kind):
+    attn_cls = Sub if kind else Attn
+    return [Attn(1, 2, d=3), Sub(1, 2, c=4), attn_cls(1, 2, c=5){extra}]
+"""
+ATTN_PLUGIN = {"plug/patch_attn.py": "from host.attn import Attn\n\n\ndef _init(self, a, b, d=None, c=None):\n"
+                                     "    self.a = a\n\n\nAttn.__init__ = _init\n"}
+
+
+@pytest.mark.parametrize(("extra", "up", "level"), [
+    # every construction (the class's, its subclass's inheriting __init__, through a local, a subclass's call
+    # up) passes the swapped parameters by keyword
+    ("", "c=c", "info"),
+    # one passes the third positionally: it lands in `d`
+    (", Sub(1, 2, 3)", "c=c", "warning"),
+    ("", "c", "warning"),  # the subclass's own __init__ calls up with it positionally
+    # `*args` may fill any slot
+    (", Attn(*kind)", "c=c", "warning"),
+])
+def test_a_replaced_constructor_with_swapped_parameters_is_judged_by_every_construction(extra, up, level):
+    host = {"host/attn.py": ATTN_HOST.format(extra=extra, up=up)}
+    result = run_scan(host, host, ATTN_PLUGIN, checks=(SignaturesCheck(),))
+    expect(result, [f"PP0103 {level} latent <module>:8"], at=True)

@@ -406,10 +406,11 @@ def read_off_others(index: CodeIndex, module: str, attr: str) -> bool:
     return index.module_memo(module, ("read-off-others", attr), build)
 
 
-def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], replaced: frozenset[str]) -> bool:
+def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], replaced: frozenset[str],
+                        unpacked: bool = False) -> bool:
     """Whether host code may build the host class `path`, which the plugin's class replaces, with
     arguments the plugin's constructor (`params`) rejects, or build it without naming a call
-    (the class handed on as a value)."""
+    (the class handed on as a value). With `unpacked`, a call passing `*args` counts as failing."""
     resolver = view.resolver
     cls = view.resolve(path)
     if cls is None or cls.kind != CLASS:
@@ -433,7 +434,8 @@ def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], re
             walk = walk_unit(view.index, module, unit)
             calls = [c for c in walk.calls if call_name(c) == short]
             through = [c for c in walk.calls if isinstance(c.func, ast.Name) and c.func.id in local]
-            if any(bind_call(params, call) for call in through):
+            starred = [c for c in (*calls, *through) if any(isinstance(a, ast.Starred) for a in c.args)]
+            if any(bind_call(params, call) for call in through) or unpacked and starred:
                 return True  # `cls = A if ... else Host; cls(...)`: built with these arguments
             inference = host_inference(resolver, module, unit, walk) if calls else None
             for call in calls:
@@ -444,6 +446,47 @@ def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], re
 
 
 _GENERICS = frozenset({"list", "dict", "set", "frozenset", "tuple", "type", "List", "Dict", "Set", "Tuple", "Type"})
+
+
+def constructions_bind(view: HostView, patch: Patch, replaced: frozenset[str]) -> bool:
+    """Whether every host construction of a class whose `__init__` the plugin replaces passes
+    positionally only what binds to the same parameters of the replacement as of the original: the
+    class's own and those of the host subclasses inheriting `__init__`, the class bound to a local
+    and called (`_class_aliases`). False where a host subclass defines its own `__init__` (its call
+    up is not judged here), the class is named as a string or handed on, or a call unpacks `*args`."""
+    owner, base = view.replaced_member(patch.owner, patch.name)
+    if patch.name != "__init__" or owner is None or owner.kind != CLASS or base is None \
+            or not isinstance(base.obj, FunctionInfo):
+        return False
+    repl = replacement_params(patch, owner)
+    if repl is None:
+        return False
+    base_params = _callers_params(base)
+    params = bound_alike(base_params, agreeing_slots(base_params, repl))
+    params = tuple(p for p in params if p.kind is not ParamKind.VAR_POSITIONAL)  # a `*args` call may fill any slot
+    every, inheriting = _inheriting(view, owner, ""), _inheriting(view, owner, "__init__")
+    index, top = view.index, view.resolver.top
+    if any(named_dynamically(index, m, c.path.rpartition(".")[2]) for c in every for q in "\"'"
+           for m in modules_mentioning(index, f"{q}{c.path.rpartition('.')[2]}{q}", top)):
+        return False
+    inherits = {c.path for c in inheriting}
+    for sub in every:  # a host subclass with its own __init__ reaches the replacement by calling up
+        if sub.path not in inherits and not _calls_up_alike(view, sub, params):
+            return False
+    return not any(_construction_fails(view, c.path, params, replaced, unpacked=True) for c in inheriting)
+
+
+def _calls_up_alike(view: HostView, sub: Symbol, params: tuple[Param, ...]) -> bool:
+    """Whether a host subclass's own `__init__` calls `super().__init__(...)` only in ways `params` takes."""
+    fn = sub.obj.methods.get("__init__") if isinstance(sub.obj, ClassInfo) else None
+    tree = view.index.parsed(sub.module) if sub.module else None
+    node = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "__init__"
+                 and fn is not None and n.lineno == fn.line), None) if tree is not None else None
+    if node is None:
+        return False
+    ups = [c for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+           and c.func.attr == "__init__" and _is_super_call(c.func.value)]
+    return all(not any(isinstance(a, ast.Starred) for a in c.args) and not bind_call(params, c) for c in ups)
 
 
 def _class_aliases(tree: ast.Module, name: str) -> tuple[tuple[str, int, int], ...] | None:
