@@ -86,24 +86,28 @@ def load_inline_resolver(root: Path, files: dict[str, str]) -> Resolver:
 
 @contextmanager
 def load_inline_models(old: dict[str, str], new: dict[str, str], plugin: dict[str, str],
+                       versions: tuple[str, str] | None = None,
                        **settings: object) -> Iterator[tuple[Models, Settings]]:
-    """The Models of OLD, NEW and plugin sources, and their Settings; the files live until the block ends."""
+    """The Models of OLD, NEW and plugin sources, and their Settings; the files live until the block ends.
+    With `versions`, the two host trees carry those versions (as a release's tree does)."""
     config = replace(Settings(host=HOST, plugin_package=PLUGIN, pin_sources=(), **SYNTHETIC), **settings)
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         trees = [inline_tree(base / "old", HOST, "host 1.0", old), inline_tree(base / "new", HOST, "host 2.0", new),
                  inline_tree(base / "plugin", PLUGIN, "plugin", plugin)]
+        if versions is not None:
+            trees[:2] = [replace(t, version=v) for t, v in zip(trees[:2], versions, strict=True)]
         yield load_models(trees[2], trees[0], trees[1], config), config
 
 
 def run_scan(old: dict[str, str], new: dict[str, str], plugin: dict[str, str], *,
              checks: tuple[Check, ...] = (), names: tuple[str, ...] = (), strict: bool = True,
-             **settings: object) -> ScanResult:
+             versions: tuple[str, str] | None = None, **settings: object) -> ScanResult:
     """Scan plugin against OLD and NEW host sources; keys are paths like 'host/mod.py'.
 
     Strict by default: a check that raises fails the test instead of becoming a PP0099 finding.
     """
-    with load_inline_models(old, new, plugin, **settings) as (models, config):
+    with load_inline_models(old, new, plugin, versions, **settings) as (models, config):
         return scan_models(models, config, checks=names, strict=strict, extra_checks=checks)
 
 

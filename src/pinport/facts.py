@@ -30,6 +30,7 @@ from .model.units import Unit, UnitWalk, iter_units, walk_unit
 from .plugin.assigned import AssignedAttribute, find_assigned_attributes
 from .plugin.callers import (
     Failure,
+    constructions_bind,
     handed_on,
     host_call_failures,
     instance_calls_reached,
@@ -439,6 +440,12 @@ class ScanFacts:
         `plugin.callers.handed_on`): then no judged call site speaks for every caller."""
         key = ("handed-on", id(view), patch.owner, patch.name)
         return self.keep(key, lambda: handed_on(view, patch))
+
+    def constructions_bind(self, view: HostView, patch: Patch) -> bool:
+        """Whether every host construction of the class whose `__init__` `patch` replaces binds its
+        positional arguments alike (see `plugin.callers.constructions_bind`)."""
+        key = ("constructions-bind", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name)
+        return self.keep(key, lambda: constructions_bind(view, patch, self.replaced_units(view)))
 
     def instance_calls_reached(self, view: HostView, patch: Patch) -> bool:
         """Whether `view`'s code may call an instance of the patched host class in a way the replacement of

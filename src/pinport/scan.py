@@ -27,6 +27,7 @@ from .model.index import CodeIndex, IndexCache, load_indexes
 from .model.resolve import Resolver
 from .plugin.model import PluginModel, load_plugin_model
 from .plugin.project import is_for_other_release, version_specific_modules
+from .plugin.version_guards import branch_not_taken
 from .sources import Cache, cached_releases
 from .sources.progress import ProgressFn, no_progress
 from .sources.tree import SourceTree
@@ -287,8 +288,8 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
         else:
             by_new = judged(selected, sides[0]) if stored and not strict else _run_checks(selected, sides[0], strict)
             by_old = {c.name: [] for c in selected}
-    on_new = number_occurrences(fold_root_causes(_dedupe(f for c in selected for f in by_new[c.name])))
-    on_old = number_occurrences(fold_root_causes(_dedupe(f for c in selected for f in by_old[c.name])))
+    on_new = _side_findings(selected, by_new, plugin, models.new)
+    on_old = _side_findings(selected, by_old, plugin, models.old)
     on_old_ids = {f.identity for f in on_old}
     on_new_ids = {f.identity for f in on_new}
     findings = [f.with_status(Status.LATENT if f.identity in on_old_ids else Status.DRIFT) for f in on_new]
@@ -351,7 +352,7 @@ def judge_one_side(plugin: PluginModel, host: HostView, other: HostView, setting
     ctx, selected = _one_side(plugin, host, other, settings, checks, facts, stored)
     with _collector_paused():
         found = judged(selected, ctx) if stored else _run_checks(selected, ctx, False)
-    return _side_findings(selected, found)
+    return _side_findings(selected, found, plugin, host)
 
 
 def stored_one_side(plugin: PluginModel, host: HostView, other: HostView, settings: Settings, *,
@@ -360,7 +361,7 @@ def stored_one_side(plugin: PluginModel, host: HostView, other: HostView, settin
     (nothing is judged): a caller spreading the sides still to judge over workers asks first."""
     ctx, selected = _one_side(plugin, host, other, settings, checks, facts, True)
     found = _read_stored(_judged_key(selected, ctx), selected, ctx)
-    return _side_findings(selected, found) if found is not None else None
+    return _side_findings(selected, found, plugin, host) if found is not None else None
 
 
 def _one_side(plugin: PluginModel, host: HostView, other: HostView, settings: Settings, checks: tuple[str, ...],
@@ -374,8 +375,30 @@ def _one_side(plugin: PluginModel, host: HostView, other: HostView, settings: Se
     return ScanContext(plugin, host, other, True, settings, facts), tuple(select_checks(checks))
 
 
-def _side_findings(checks: tuple[Check, ...], found: dict[str, list[Finding]]) -> list[Finding]:
-    return number_occurrences(fold_root_causes(_dedupe(f for c in checks for f in found[c.name])))
+def _side_findings(checks: tuple[Check, ...], found: dict[str, list[Finding]], plugin: PluginModel,
+                   host: HostView) -> list[Finding]:
+    findings = _branches_not_run(_dedupe(f for c in checks for f in found[c.name]), plugin, host.index.tree.version)
+    return number_occurrences(fold_root_causes(findings))
+
+
+def _branches_not_run(findings: list[Finding], plugin: PluginModel, version: str | None) -> list[Finding]:
+    """Plugin code under a host-version test that is false on this side's version does not run on it
+    (`if vllm_version_is("0.29.0"):` judged on 0.30.0): what it would break there is context."""
+    if not version:
+        return findings
+    modules = {path: module for module, path in plugin.index.paths.items()}
+    out = []
+    for f in findings:
+        module = modules.get(f.plugin.path) if f.plugin else None
+        branch = branch_not_taken(plugin.index, module, f.plugin.line, plugin.names.host, version) \
+            if module and f.level is not Severity.INFO else None
+        if branch is not None:
+            f = replace(f, severity=Severity.INFO, details=(
+                f"{'under' if branch.taken_when else 'in the else branch of'} `if {branch.text}:` (line "
+                f"{branch.line}), false on {plugin.names.host} {version}: this code does not run there",
+                *f.details))
+        out.append(f)
+    return out
 
 
 class _StoredFinding(NamedTuple):

@@ -157,3 +157,12 @@ def test_an_envs_getattr_without_a_recognised_table_may_answer_any_flag():
     dynamic = "import os\n\n\ndef __getattr__(name):\n    return os.environ.get(name)\n"
     expect(kinds({"host/envs.py": BOTH}, {"host/envs.py": dynamic}, READ_FLAG), ["no PP0612"])
     expect(kinds({"host/envs.py": BOTH}, {"host/envs.py": NO_MARLIN}, READ_FLAG), ["PP0612 error drift"])
+
+
+def test_a_flag_read_in_a_try_whose_handler_falls_back_is_context():
+    """`try: if not envs.FLAG: ...` with an `except Exception:` doing what a false flag would: written for
+    hosts without the flag. Its twin above (`except AttributeError: X = None`) keeps a stand-in: a warning."""
+    src = ("import host.envs as envs\n\n\nclass Updater:\n    def init(self):\n        try:\n"
+           "            if not envs.HOST_FORCE_MARLIN:\n                self.periodic = False\n"
+           "        except Exception:\n            self.periodic = False\n")
+    expect(kinds({"host/envs.py": BOTH}, {"host/envs.py": NO_MARLIN}, src), ["PP0612 info drift"])

@@ -283,3 +283,21 @@ def test_missing_module_suggestion_follows_the_imported_name(new, plugin_src, su
     assert finding.suggestion == suggestion
     assert (finding.new.path if finding.new else None) == new_path
     assert finding.old.path == "host/a/helpers.py"
+
+
+@pytest.mark.parametrize(("handler", "expected"), [
+    # a feature probe: the handler carries on without the name (does the old host's way and returns)
+    ("    TABLE['fp8'] = 1\n    return", ["PP0601 info drift"]),
+    # the handler binds the name again: a stand-in the code goes on to use, where a missing name still fails
+    ("    f = None", ["PP0601 warning drift"]),
+    # the handler re-raises: nothing falls back
+    ("    raise RuntimeError('needs f')", ["PP0601 warning drift"]),
+])
+def test_a_probe_import_with_a_fallback_is_context(handler, expected):
+    old = {"host/m.py": "def f():\n    pass\n"}
+    new = {"host/m.py": "def g():\n    pass\n"}
+    src = "TABLE = {}\n\n\ndef flip():\n    try:\n        from host.m import f  # noqa: F401\n    except ImportError:\n" \
+          + "\n".join("    " + line for line in handler.splitlines()) + "\n"
+    result = scan(old, new, src)
+    expect(result, expected)
+    assert only(result, "PP0601").details[0] == ("guarded: try-fallback" if "info" in expected[0] else "guarded: try")

@@ -132,3 +132,105 @@ def test_a_class_only_initialised_by_hand_is_not_built_by_the_host(user, level):
     plugin = {"plug/passes.py": PASS, "plug/user.py": user}
     result = run_scan(PASS_HOST, PASS_HOST, plugin, checks=(SignaturesCheck(),))
     expect(result, [f"PP0101 {level} latent MyPass.__init__:5", "PP0201 info latent MyPass.__init__:5"], at=True)
+
+
+COMM_HOST = {"host/comm.py": "class Comm:\n    def set_stream(self, cuda_stream):\n        self.stream = cuda_stream\n\n\n"
+                             "def run(state):\n    state.comm.set_stream(state.stream)\n",
+             "host/torch_utils.py": "import torch\n\n{read}\n"}
+COMM_PLUGIN = {"plug/comm.py": "from host.comm import Comm\n\n\nclass MyComm(Comm):\n"
+                               "    def set_stream(self, stream):\n        self.stream = stream\n"}
+
+
+@pytest.mark.parametrize(("read", "level"), [
+    # a member read off another package's module (`torch.cuda.set_stream`) is not the plugin's method: the one
+    # host call passes the stream positionally, so the rename in place binds
+    ("prev_set_stream = torch.cuda.set_stream", "info"),
+    # the same bare read off a receiver of unknown type may be the plugin's instance (a callback handed on)
+    ("def hook(comm):\n    return comm.set_stream", "warning"),
+])
+def test_a_bare_read_off_another_packages_module_reaches_no_instance(read, level):
+    host = {**COMM_HOST, "host/torch_utils.py": COMM_HOST["host/torch_utils.py"].format(read=read)}
+    result = run_scan(host, host, COMM_PLUGIN, checks=(SignaturesCheck(),))
+    expect(result, [f"PP0101 {level} latent MyComm.set_stream:5", f"PP0201 {level} latent MyComm.set_stream:5"],
+           at=True)
+
+
+VALUES_HOST = ROPE_HOST.replace("return Rope(size, 10000{extra})", "return Rope(size, 10000)") + """
+
+def build(size, scaled):
+    cls = Scaled if scaled else Rope
+    return cls(size, 500{extra})
+
+
+def is_rope(layer):
+    kinds = (Rope, pick(Rope))
+    return type(layer) is pick(Rope) or isinstance(layer, kinds)
+
+
+def pick(cls):
+    return cls
+
+
+class Scaled(Rope):
+    def __init__(self, size, base):
+        Rope.__init__(self, size, base)
+
+
+ROPES = list[Rope]()
+{table}
+"""
+
+
+@pytest.mark.parametrize(("extra", "table", "level"), [
+    # the class bound to a local only called (`cls(...)`, judged: binds), type tests through a host helper,
+    # a generic's parameter and a member read off it (`Rope.__init__`, the host's own code): every
+    # construction is seen, and binds to the stand-in
+    ("", "", "info"),
+    # the local alias is called with the parameter the stand-in lacks
+    (", init_cache=False", "", "warning"),
+    # a table entry: the class is handed on, built where no call names it
+    ("", "KINDS = {'rope': Rope}", "warning"),
+])
+def test_a_stand_in_class_used_as_a_value_is_judged_by_the_constructions_it_reaches(extra, table, level):
+    host = {"host/layers.py": VALUES_HOST.format(extra=extra, table=table)}
+    result = run_scan(host, host, ROPE_PLUGIN, checks=(SignaturesCheck(),))
+    expect(result, [f"PP0101 {level} latent MyRope.__init__:5"], at=True)
+
+
+ATTN_HOST = """
+class Attn:
+    def __init__(self, a, b, c=None, d=None):
+        self.a = a
+
+
+class Sub(Attn):
+    pass
+
+
+class Own(Attn):
+    def __init__(self, a, b, c=None):
+        super().__init__(a, b, {up})
+
+
+def build(kind):
+    attn_cls = Sub if kind else Attn
+    return [Attn(1, 2, d=3), Sub(1, 2, c=4), attn_cls(1, 2, c=5){extra}]
+"""
+ATTN_PLUGIN = {"plug/patch_attn.py": "from host.attn import Attn\n\n\ndef _init(self, a, b, d=None, c=None):\n"
+                                     "    self.a = a\n\n\nAttn.__init__ = _init\n"}
+
+
+@pytest.mark.parametrize(("extra", "up", "level"), [
+    # every construction (the class's, its subclass's inheriting __init__, through a local, a subclass's call
+    # up) passes the swapped parameters by keyword
+    ("", "c=c", "info"),
+    # one passes the third positionally: it lands in `d`
+    (", Sub(1, 2, 3)", "c=c", "warning"),
+    ("", "c", "warning"),  # the subclass's own __init__ calls up with it positionally
+    # `*args` may fill any slot
+    (", Attn(*kind)", "c=c", "warning"),
+])
+def test_a_replaced_constructor_with_swapped_parameters_is_judged_by_every_construction(extra, up, level):
+    host = {"host/attn.py": ATTN_HOST.format(extra=extra, up=up)}
+    result = run_scan(host, host, ATTN_PLUGIN, checks=(SignaturesCheck(),))
+    expect(result, [f"PP0103 {level} latent <module>:8"], at=True)

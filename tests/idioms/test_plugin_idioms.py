@@ -124,9 +124,12 @@ HOST_POOLER = {"host/pooler.py": "class Pooler:\n    pass\n"}
 
 
 @pytest.mark.parametrize(("src", "expected"), [
-    # the import in an `except ImportError:` handler only runs on the older host that has it
+    # the import in an `except ImportError:` handler only runs on the older host that has it; the probe it
+    # falls back from is context (where both names are missing, the handler's import is what fails)
     ("try:\n    from host.pooler import NewPooler\nexcept ImportError:\n    from host.pooler import OldPooler\n",
-     ["PP0601 warning latent <module>:2", "PP0601 warning latent <module>:4"]),
+     ["PP0601 info latent <module>:2", "PP0601 warning latent <module>:4"]),
+    ("try:\n    from host.pooler import NewPooler\nexcept ImportError:\n    NewPooler = None\n",
+     ["PP0601 warning latent <module>:2"]),  # a stand-in the code goes on to use: not a fallback
     # negative twin: an unguarded import of a name the host lacks is an error
     ("from host.pooler import OldPooler\n", ["PP0601 error latent <module>:1"]),
 ])

@@ -33,8 +33,10 @@ class Sides(NamedTuple, Generic[T]):
     new: T
 
 
-# A guarded use (`if TYPE_CHECKING:`, `try:`, a version test) fails less loudly than a bare one.
-_GUARD_SEVERITY = {Guard.TYPE_CHECKING: Severity.INFO, Guard.TRY: Severity.WARNING, Guard.VERSION: Severity.WARNING}
+# A guarded use (`if TYPE_CHECKING:`, `try:`, a version test) fails less loudly than a bare one; a probe
+# (`try:` whose handler carries on with a fallback) is written for hosts where it fails: context.
+_GUARD_SEVERITY = {Guard.TYPE_CHECKING: Severity.INFO, Guard.TRY: Severity.WARNING, Guard.VERSION: Severity.WARNING,
+                   Guard.FALLBACK: Severity.INFO}
 
 
 def guard_severity(guard: Guard) -> Severity | None:

@@ -199,7 +199,7 @@ class SignaturesCheck:
                 details = notes + (f"no call in {label} can fail against the replacement: the host keeps its "
                                    f"instances in attributes it only calls in ways `{patch.name}` accepts",)
             elif in_order and not implicit and _no_failing_caller(ctx, patch, True, keywords=False) \
-                    and not ctx.facts.handed_on(ctx.host, patch):
+                    and (not ctx.facts.handed_on(ctx.host, patch) or ctx.facts.constructions_bind(ctx.host, patch)):
                 level = Severity.INFO  # every host call binds its positional arguments as the base would
                 details = notes + (f"no call in {label} can fail against the replacement: every host call of "
                                    f"`{patch.name}` passes positionally only what binds to the same parameters, "

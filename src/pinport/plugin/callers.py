@@ -25,7 +25,7 @@ from ..model.host import HostView
 from ..model.index import CodeIndex
 from ..model.inference import Inference, host_inference, module_lookup
 from ..model.nodes import walk_tree
-from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
+from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import (
     ClassInfo,
     FunctionInfo,
@@ -242,6 +242,8 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
         callee = inference.callee(node)
         if callee is not None and callee.sym.path != base.path:
             return False  # another class's member of that name
+        if isinstance(node, ast.Attribute) and _read_off_outside(node.value, inference):
+            return False  # `torch.cuda.set_stream`: a member of another package's module, not of an instance
         typed = inference.infer(node.value) if callee is None and isinstance(node, ast.Attribute) else None
         if typed is not None and typed.sym is not None and typed.sym.kind == CLASS and typed.sym.module:
             # a bare `Cls.name` or `x.name` read off a host class (or its instance) the plugin's instances are not
@@ -284,6 +286,17 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
                     and runs(module, unit.qualname):
                 return True
     return False
+
+
+def _read_off_outside(node: ast.expr, inference: Inference) -> bool:
+    """Whether an expression is a chain of attribute reads off a name imported from outside the host
+    (`torch.cuda`): a module of another package or what it holds, never the plugin's instance."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id in inference.env:
+        return False
+    sym = inference.lookup(node.id)
+    return sym is not None and sym.kind == EXTERNAL and not sym.path.startswith("builtins.")
 
 
 def _is_own_attribute(node: ast.expr, unit: Unit) -> bool:
@@ -394,10 +407,11 @@ def read_off_others(index: CodeIndex, module: str, attr: str) -> bool:
     return index.module_memo(module, ("read-off-others", attr), build)
 
 
-def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], replaced: frozenset[str]) -> bool:
+def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], replaced: frozenset[str],
+                        unpacked: bool = False) -> bool:
     """Whether host code may build the host class `path`, which the plugin's class replaces, with
     arguments the plugin's constructor (`params`) rejects, or build it without naming a call
-    (the class handed on as a value)."""
+    (the class handed on as a value). With `unpacked`, a call passing `*args` counts as failing."""
     resolver = view.resolver
     cls = view.resolve(path)
     if cls is None or cls.kind != CLASS:
@@ -408,21 +422,129 @@ def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], re
         if not word.search(view.index.source(module)):
             continue  # only longer names contain it (`ModelOptFp8MoEMethod`)
         tree = view.index.parsed(module)
-        if tree is None or view.index.module_memo(module, ("class-as-value", short),
-                                                  lambda t=tree: _class_as_value(t, short)):
+        aliases = view.index.module_memo(module, ("class-aliases", short),
+                                         lambda t=tree: _class_aliases(t, short)) if tree is not None else None
+        if aliases is None:
             return True
         lines = text_lines(view.index, module, f"{short}(")
         for unit in iter_units(tree):
-            if not any(spans(unit, line) for line in lines) or f"{module}.{unit.qualname}" in replaced:
+            local = {a for a, first, last in aliases if unit.node is not None and first <= unit.node.lineno <= last
+                     or unit.node is None and first == 0}
+            if f"{module}.{unit.qualname}" in replaced or not local and not any(spans(unit, line) for line in lines):
                 continue
             walk = walk_unit(view.index, module, unit)
             calls = [c for c in walk.calls if call_name(c) == short]
+            through = [c for c in walk.calls if isinstance(c.func, ast.Name) and c.func.id in local]
+            starred = [c for c in (*calls, *through) if any(isinstance(a, ast.Starred) for a in c.args)]
+            if any(bind_call(params, call) for call in through) or unpacked and starred:
+                return True  # `cls = A if ... else Host; cls(...)`: built with these arguments
             inference = host_inference(resolver, module, unit, walk) if calls else None
             for call in calls:
                 callee = inference.callee(call.func) if inference is not None else None
                 if callee is None or callee.sym.path == cls.path and bind_call(params, call):
                     return True
     return False
+
+
+_GENERICS = frozenset({"list", "dict", "set", "frozenset", "tuple", "type", "List", "Dict", "Set", "Tuple", "Type"})
+
+
+def constructions_bind(view: HostView, patch: Patch, replaced: frozenset[str]) -> bool:
+    """Whether every host construction of a class whose `__init__` the plugin replaces passes
+    positionally only what binds to the same parameters of the replacement as of the original: the
+    class's own and those of the host subclasses inheriting `__init__`, the class bound to a local
+    and called (`_class_aliases`). False where a host subclass defines its own `__init__` (its call
+    up is not judged here), the class is named as a string or handed on, or a call unpacks `*args`."""
+    owner, base = view.replaced_member(patch.owner, patch.name)
+    if patch.name != "__init__" or owner is None or owner.kind != CLASS or base is None \
+            or not isinstance(base.obj, FunctionInfo):
+        return False
+    repl = replacement_params(patch, owner)
+    if repl is None:
+        return False
+    base_params = _callers_params(base)
+    params = bound_alike(base_params, agreeing_slots(base_params, repl))
+    params = tuple(p for p in params if p.kind is not ParamKind.VAR_POSITIONAL)  # a `*args` call may fill any slot
+    every, inheriting = _inheriting(view, owner, ""), _inheriting(view, owner, "__init__")
+    index, top = view.index, view.resolver.top
+    if any(named_dynamically(index, m, c.path.rpartition(".")[2]) for c in every for q in "\"'"
+           for m in modules_mentioning(index, f"{q}{c.path.rpartition('.')[2]}{q}", top)):
+        return False
+    inherits = {c.path for c in inheriting}
+    for sub in every:  # a host subclass with its own __init__ reaches the replacement by calling up
+        if sub.path not in inherits and not _calls_up_alike(view, sub, params):
+            return False
+    return not any(_construction_fails(view, c.path, params, replaced, unpacked=True) for c in inheriting)
+
+
+def _calls_up_alike(view: HostView, sub: Symbol, params: tuple[Param, ...]) -> bool:
+    """Whether a host subclass's own `__init__` calls `super().__init__(...)` only in ways `params` takes."""
+    fn = sub.obj.methods.get("__init__") if isinstance(sub.obj, ClassInfo) else None
+    tree = view.index.parsed(sub.module) if sub.module else None
+    node = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "__init__"
+                 and fn is not None and n.lineno == fn.line), None) if tree is not None else None
+    if node is None:
+        return False
+    ups = [c for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+           and c.func.attr == "__init__" and _is_super_call(c.func.value)]
+    return all(not any(isinstance(a, ast.Starred) for a in c.args) and not bind_call(params, c) for c in ups)
+
+
+def _class_aliases(tree: ast.Module, name: str) -> tuple[tuple[str, int, int], ...] | None:
+    """How a module uses a host class `name` that a plugin class stands in for, as its constructions
+    see it: (local name, first, last line of its function; 0, 0 at module level) for each name the
+    class is bound to (`cls = Host`, `cls = A if c else Host`) and then only called or type-tested
+    through; None when the class is handed on otherwise (a table entry, a factory argument: built
+    where no call names it). Inert: calling it, subclassing, annotating, type tests (`isinstance`,
+    any comparison), a generic's parameter (`list[Host]()`) and members read off it (`Host.__init__`,
+    `Host.forward_static`), which run the host's own code, not the stand-in's construction."""
+    inert: set[int] = set()
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.Call):
+            inert.add(id(node.func))
+            if isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
+                inert.update(id(n) for a in node.args[1:] for n in ast.walk(a))
+        elif isinstance(node, ast.ClassDef):
+            inert.update(id(n) for b in node.bases for n in ast.walk(b))
+        elif isinstance(node, ast.Compare):
+            inert.update(id(n) for n in ast.walk(node))
+        elif isinstance(node, ast.Attribute):
+            inert.add(id(node.value))
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in _GENERICS:
+            inert.update(id(n) for n in ast.walk(node.slice))
+        for annotation in (getattr(node, "annotation", None), getattr(node, "returns", None)):
+            if isinstance(annotation, ast.AST):
+                inert.update(id(n) for n in ast.walk(annotation))
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    out: set[tuple[str, int, int]] = set()
+    for n in ast.walk(tree):
+        if not ((isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name)
+                and isinstance(n.ctx, ast.Load) and id(n) not in inert):
+            continue
+        up: ast.AST = n
+        handed = False  # handed to a function (`maybe_get_oot_by_class(Host)`): only a type test may use what it gives
+        while isinstance(parent := parents.get(id(up)), ast.IfExp | ast.Tuple | ast.Call) and \
+                up is not getattr(parent, "test", None) and up is not getattr(parent, "func", None):
+            handed |= isinstance(parent, ast.Call)
+            up = parent
+        assign = parents.get(id(up))
+        if not (isinstance(assign, ast.Assign) and assign.value is up and len(assign.targets) == 1
+                and isinstance(assign.targets[0], ast.Name)):
+            return None
+        scope = parents.get(id(assign))
+        while scope is not None and not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            scope = parents.get(id(scope))
+        alias = assign.targets[0].id
+        uses = [u for u in ast.walk(scope or tree) if isinstance(u, ast.Name) and u.id == alias
+                and isinstance(u.ctx, ast.Load)]
+        if any(id(u) not in inert or (handed or isinstance(up, ast.Tuple)) and id(u) in called for u in uses):
+            return None  # the alias goes on as a value (or a tuple of classes is called)
+        span = (scope.lineno, scope.end_lineno or scope.lineno) if scope is not None else (0, 0)
+        out.add((alias, *span))
+    return tuple(sorted(out))
 
 
 def _class_as_value(tree: ast.Module, name: str) -> bool:

@@ -64,6 +64,9 @@ def _walker(index: CodeIndex, module: str, tree: ast.Module, modules: list[str],
     walker.probe_guarded = probe_guarded(tree)
     walker.checking_bases = checking_bases(tree, module, index.is_package(module))
     walker.tops = {m.split(".")[0] for m in modules}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            walker.name_reads.setdefault(node.id, []).append(node.lineno)
     walker.constants = {t.id: stmt.value.value for stmt in tree.body if isinstance(stmt, ast.Assign)
                         and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
                         for t in stmt.targets if isinstance(t, ast.Name)}

@@ -14,6 +14,7 @@ class Guard(StrEnum):
 
     NONE = ""
     TRY = "try"  # inside `try:` with an ImportError/AttributeError/Exception handler
+    FALLBACK = "try-fallback"  # the same, each such handler carrying on without raising (a probe)
     TYPE_CHECKING = "type-checking"  # only seen by type checkers
     VERSION = "version-guard"  # under `if vllm_version_is(...)` or a comparison of the host version
     FUNCTION = "function"  # a function-local import: fails when the function runs, not at import

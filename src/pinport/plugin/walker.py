@@ -61,6 +61,7 @@ class SurfaceWalker(ast.NodeVisitor):
         self.stand_in_helpers: dict[str, int] = {}  # def f(name, mod): sys.modules[name] = mod -> position
         self.checking_bases: dict[str, str | ast.expr] = {}  # base names bound to a host class for type checkers
         self.tables: dict[str, list[tuple[str, ast.expr, ast.AST]]] = {}  # NAME = {"k": Cls}: (key, value, statement)
+        self.name_reads: dict[str, list[int]] = {}  # plain name -> the lines reading it, anywhere in the module
 
     # -- helpers -------------------------------------------------------------------------------
     def generic_visit(self, node: ast.AST) -> None:
@@ -134,7 +135,9 @@ class SurfaceWalker(ast.NodeVisitor):
             for t in handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]:
                 if t is not None:
                     caught.add(dotted(t).rpartition(".")[2])
-        self.guards.append(Guard.TRY if caught & _GUARD_EXCEPTIONS else Guard.NONE)
+        guarded = bool(caught & _GUARD_EXCEPTIONS)
+        self.guards.append(Guard.FALLBACK if guarded and _falls_back(node, _GUARD_EXCEPTIONS, self.name_reads) else
+                           Guard.TRY if guarded else Guard.NONE)
         for stmt in node.body:
             self.visit(stmt)
         self.guards.pop()
@@ -526,3 +529,34 @@ def _registers_by_name(node: ast.AST, key: str, value: str) -> bool:
     name = next((k.value for k in node.keywords if k.arg == "name"), node.args[1] if len(node.args) > 1 else None)
     return isinstance(registered, ast.Name) and registered.id == value and isinstance(name, ast.Name) and name.id == key
 
+
+def _falls_back(node: ast.Try, kinds: set[str], reads: dict[str, list[int]]) -> bool:
+    """Whether a `try:` is a probe with a fallback: every handler catching one of `kinds` carries on
+    without raising; a name the body binds is bound again only by an import from elsewhere, or, left
+    unbound, is read nowhere else in the module (`except ImportError: f = None`, a stand-in class or
+    `pass` before a later use keep the name for code where a missing host name still fails)."""
+    handlers = [h for h in node.handlers if h.type is None or {dotted(t).rpartition(".")[2] for t in (
+        h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])} & kinds]
+    if not handlers or any(isinstance(n, ast.Raise) for h in handlers for n in ast.walk(h)):
+        return False
+    bound = {n for stmt in node.body for n in _bound_names(stmt)}
+    first, last = node.lineno, node.end_lineno or node.lineno
+    for h in handlers:
+        imported = {n for stmt in h.body if isinstance(stmt, ast.Import | ast.ImportFrom) for n in _bound_names(stmt)}
+        others = {n for stmt in h.body if not isinstance(stmt, ast.Import | ast.ImportFrom) for n in _bound_names(stmt)}
+        if bound & others or any(not first <= line <= last for n in bound - imported for line in reads.get(n, ())):
+            return False
+    return True
+
+
+def _bound_names(stmt: ast.stmt) -> list[str]:
+    """The plain names a statement (and the statements inside it) binds."""
+    out = []
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.append(n.id)
+        elif isinstance(n, ast.Import | ast.ImportFrom):
+            out.extend((a.asname or a.name).partition(".")[0] for a in n.names)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.append(n.name)
+    return out

@@ -1,0 +1,169 @@
+"""Branches the plugin keeps for other host versions (`if vllm_version_is("0.29.0"): ...`).
+
+Maintainers port by adding a branch for the new host beside the old one and dropping the old
+one later. A branch whose host-version test is false for a side's version does not run there:
+what it calls or reads on that host cannot fail. Only tests whose outcome is certain from the
+text are decided: a helper named `<host>_version_is(...)`/`is_<host>_version(...)` with a
+literal version, and comparisons of the host's version (`<host>.__version__`, a name such as
+`VLLM_VERSION`, `version("<host>")`), parsed or not, with a literal; `not`, `and`, `or` of those.
+Anything else (another library's version, a variable) decides nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Callable
+from typing import NamedTuple
+
+from packaging.version import InvalidVersion, Version
+
+from ..model.index import CodeIndex
+
+# a test as plain data (no AST node is kept): ("is", literal) / ("cmp", op, literal, parsed) /
+# ("not", test) / ("and"|"or", (test, ...)) / ("?",): a part no version decides
+Test = tuple
+
+
+class Branch(NamedTuple):
+    """Lines first..last run only when `test` is `taken_when` (an `if` body: True, its `else`: False)."""
+
+    first: int
+    last: int
+    test: Test
+    taken_when: bool
+    text: str  # the test as written, and its line: for the finding's details
+    line: int
+
+
+_OPS: dict[type, Callable[[object, object], bool]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge}
+_MIRRORED = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
+_PARSERS = ("Version", "parse", "parse_version", "LooseVersion")
+
+
+def version_branches(index: CodeIndex, module: str, host: str) -> tuple[Branch, ...]:
+    """The branches of a plugin module decided by a host-version test (memoised per module)."""
+    return index.module_memo(module, ("version-branches", host), lambda: _branches(index.parsed(module), host))
+
+
+def branch_not_taken(index: CodeIndex, module: str, line: int, host: str, version: str | None) -> Branch | None:
+    """The innermost version branch holding `line` that does not run on host `version`, if any."""
+    if not version:
+        return None
+    found = None
+    for branch in version_branches(index, module, host):
+        if branch.first <= line <= branch.last and evaluate(branch.test, version) is (not branch.taken_when):
+            if found is None or branch.first >= found.first:
+                found = branch
+    return found
+
+
+def evaluate(test: Test, version: str) -> bool | None:
+    """A test's value on host `version`; None when it is not certain."""
+    kind = test[0]
+    if kind == "?":  # a part that is no host-version test (`flag and vllm_version_is(...)`)
+        return None
+    if kind == "not":
+        inner = evaluate(test[1], version)
+        return None if inner is None else not inner
+    if kind in ("and", "or"):
+        values = [evaluate(t, version) for t in test[1]]
+        decisive = kind == "or"  # True decides an `or`, False an `and`
+        if decisive in values:
+            return decisive
+        return None if None in values else not decisive
+    mine, theirs = _public(version), _public(test[2] if kind == "cmp" else test[1])
+    if mine is None or theirs is None:
+        return None
+    if kind == "is":
+        return mine == theirs
+    op, parsed = test[1], test[3]
+    if parsed:
+        return _OPS[op](mine, theirs)
+    return _OPS[op](version, test[2])  # two strings compare as Python compares them
+
+
+def _public(text: str) -> Version | None:
+    try:
+        return Version(Version(text).public)
+    except InvalidVersion:
+        return None
+
+
+def _branches(tree: ast.Module | None, host: str) -> tuple[Branch, ...]:
+    if tree is None:
+        return ()
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        test = _test(node.test, host)
+        if test is None:
+            continue
+        text = ast.unparse(node.test)
+        for body, taken in ((node.body, True), (node.orelse, False)):
+            if body:
+                out.append(Branch(body[0].lineno, body[-1].end_lineno or body[-1].lineno, test, taken, text,
+                                  node.lineno))
+    return tuple(sorted(out))
+
+
+def _test(node: ast.expr, host: str) -> Test | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _test(node.operand, host)
+        return None if inner is None else ("not", inner)
+    if isinstance(node, ast.BoolOp):
+        parts = tuple(_test(v, host) for v in node.values)
+        if all(p is None for p in parts):
+            return None
+        return ("and" if isinstance(node.op, ast.And) else "or", tuple(p or ("?",) for p in parts))
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        name = _name(node.func).lower()
+        literal = _literal(node.args[0])
+        if literal is not None and not literal[1] and host in name and re.search(
+                r"version_is$|^is_\w*version$", name):
+            return ("is", literal[0])
+        return None
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _OPS:
+        op, left, right = type(node.ops[0]), node.left, node.comparators[0]
+        if _literal(left) is not None:
+            op, left, right = _MIRRORED[op], right, left
+        value, literal = _host_version(left, host), _literal(right)
+        if value is None or literal is None:
+            return None
+        return ("cmp", op, literal[0], value or literal[1])
+    return None
+
+
+def _host_version(node: ast.expr, host: str) -> bool | None:
+    """Whether `node` is the host's version: None when not; else whether it is parsed (a Version)."""
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        name = _name(node.func)
+        if name in _PARSERS:
+            inner = _host_version(node.args[0], host)
+            return None if inner is None else True
+        arg = node.args[0]
+        if name == "version" and isinstance(arg, ast.Constant) and arg.value == host:
+            return False  # importlib.metadata.version("<host>"): a string
+        return None
+    if isinstance(node, ast.Attribute) and node.attr == "__version__":
+        return False if _name(node.value).lower() == host else None
+    word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return False if host in word.lower() and "version" in word.lower() else None
+
+
+def _literal(node: ast.expr) -> tuple[str, bool] | None:
+    """A literal version: ("0.29.0", parsed?) for `"0.29.0"` or `Version("0.29.0")`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value, False
+    if isinstance(node, ast.Call) and len(node.args) == 1 and _name(node.func) in _PARSERS:
+        inner = _literal(node.args[0])
+        return (inner[0], True) if inner is not None and not inner[1] else None
+    return None
+
+
+def _name(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
