@@ -132,3 +132,120 @@ def test_a_class_only_initialised_by_hand_is_not_built_by_the_host(user, level):
     plugin = {"plug/passes.py": PASS, "plug/user.py": user}
     result = run_scan(PASS_HOST, PASS_HOST, plugin, checks=(SignaturesCheck(),))
     expect(result, [f"PP0101 {level} latent MyPass.__init__:5", "PP0201 info latent MyPass.__init__:5"], at=True)
+
+
+IMPL_HOST = {
+    "host/backend.py": "class Backend:\n    @staticmethod\n    def get_impl_cls():\n        raise NotImplementedError\n\n\n"
+                       "class Impl:\n    def __init__(self, num_heads, scale, rank):\n        self.num_heads = num_heads\n",
+    "host/layer.py": "from typing import cast\n\nfrom host.backend import Impl\n\n\nclass Layer:\n"
+                     "    def __init__(self, backend):\n        self.backend = backend\n"
+                     "        impl_cls = cast(type[Impl], self.backend.get_impl_cls())\n"
+                     "        self.impl = impl_cls({args})\n        self.pcp = backend.get_impl_cls().supports_pcp\n",
+    "host/composite.py": "def compose(general):\n    impl_cls = general.get_impl_cls()\n\n"
+                         "    class Composite:\n        def __init__(self, *args, **kwargs):\n"
+                         "            self.inner = impl_cls(*args, **kwargs)\n\n"
+                         "    class ComposedBackend:\n        @staticmethod\n        def get_impl_cls():\n"
+                         "            return Composite\n\n    return ComposedBackend\n",
+}
+IMPL_PLUGIN = {
+    "plug/backend.py": "from host.backend import Backend, Impl\n\n\nclass MyImpl(Impl):\n"
+                       "    def __init__(self, num_heads, scale, **kwargs):\n        self.rank = kwargs[\"rank\"]\n\n\n"
+                       "def pick():\n    return MyImpl\n\n\nclass MyBackend(Backend):\n    @staticmethod\n"
+                       "    def get_impl_cls():\n        return pick()\n",
+}
+
+
+@pytest.mark.parametrize(("args", "level"), [
+    # the host builds the class a hook returns only as `impl_cls(...)`, here by keyword, and forwards
+    # `*args, **kwargs` from a class the same hook hands on: every construction binds to MyImpl
+    ("num_heads=8, scale=1.0, rank=4", "info"),
+    # a construction through the hook passes three positional arguments: MyImpl takes two
+    ("8, 1.0, 4", "warning"),
+])
+def test_a_class_a_hook_returns_is_judged_against_the_hooks_constructions(args, level):
+    host = {**IMPL_HOST, "host/layer.py": IMPL_HOST["host/layer.py"].format(args=args)}
+    result = run_scan(host, host, IMPL_PLUGIN, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in found] == [(level, "latent", "plug/backend.py", 5, "rank", "host/backend.py", 8)]
+
+
+COMM_HOST = {
+    "host/platform.py": "class Platform:\n    @classmethod\n    def get_comm_cls(cls) -> str:\n"
+                        "        return \"host.comm.Comm\"\n",
+    "host/comm.py": "class Comm:\n    def __init__(self, group, ranks=None):\n        self.group = group\n",
+    "host/state.py": "from host.platform import Platform\nfrom host.util import resolve_obj\n\n\n"
+                     "class Group:\n    def __init__(self, platform: Platform):\n"
+                     "        comm_cls = resolve_obj(platform.get_comm_cls())\n        self.comm = comm_cls({args})\n",
+    "host/util.py": "import importlib\n\n\ndef resolve_obj(qualname):\n    module, _, name = qualname.rpartition(\".\")\n"
+                    "    return getattr(importlib.import_module(module), name)\n",
+}
+COMM_PLUGIN = {
+    "plug/comm.py": "from host.comm import Comm\n\n\nclass MyComm(Comm):\n    def __init__(self, group):\n"
+                    "        self.group = group\n",
+    "plug/platform.py": "from host.platform import Platform\n\n\nclass MyPlatform(Platform):\n    @classmethod\n"
+                        "    def get_comm_cls(cls) -> str:\n        return \"plug.comm.MyComm\"\n",
+}
+
+
+@pytest.mark.parametrize(("args", "level"), [
+    # the platform names its communicator by a class-path string the host resolves and builds by keyword
+    ("group=1", "info"),
+    # the host's construction passes `ranks=`, which MyComm lacks
+    ("group=1, ranks=[0]", "warning"),
+])
+def test_a_class_path_string_a_hook_returns_is_judged_against_the_resolved_constructions(args, level):
+    host = {**COMM_HOST, "host/state.py": COMM_HOST["host/state.py"].format(args=args)}
+    result = run_scan(host, host, COMM_PLUGIN, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in found] == [(level, "latent", "plug/comm.py", 5, "ranks", "host/comm.py", 2)]
+
+
+SWAP_PLUGIN = {**COMM_PLUGIN, "plug/capture.py": "{decorator}def comm_switch():\n    import host.comm\n\n"
+               "    from plug.comm import MyComm\n\n    original = host.comm.Comm\n    host.comm.Comm = MyComm\n"
+               "    try:\n        yield\n    finally:\n        host.comm.Comm = original\n",
+               "plug/runner.py": "from plug.capture import comm_switch\n\n\ndef capture():\n    with comm_switch():\n"
+                                 "        pass\n"}
+SWAP_HOST = {**COMM_HOST, "host/state.py": COMM_HOST["host/state.py"].format(args="group=1"),
+             "host/stateless.py": "from host.comm import Comm\n\n\ndef build():\n    return Comm(1, ranks=[0])\n"}
+
+
+@pytest.mark.parametrize(("decorator", "level"), [
+    # swapped in for the host class only while a context manager's `with` block runs: the host module built
+    # `Comm(..., ranks=)` from the name it imported, which the swap does not rebind
+    ("from contextlib import contextmanager\n\n\n@contextmanager\n", "info"),
+    # the same swap as a plain function (say, run at plugin load): later imports of `Comm` get MyComm
+    ("", "warning"),
+])
+def test_a_class_swapped_inside_a_context_manager_meets_only_reads_off_the_module(decorator, level):
+    plugin = {**SWAP_PLUGIN, "plug/capture.py": SWAP_PLUGIN["plug/capture.py"].format(decorator=decorator)}
+    result = run_scan(SWAP_HOST, SWAP_HOST, plugin, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in found] == [(level, "latent", "plug/comm.py", 5, "ranks", "host/comm.py", 2)]
+
+
+RPC_HOST = {
+    "host/worker.py": "class WorkerBase:\n    def load_model(self, dummy=False):\n        pass\n",
+    "host/executor.py": "class Executor:\n    def collective_rpc(self, method, timeout=None, args=(), kwargs=None):\n"
+                        "        return [getattr(w, method)(*args, **(kwargs or dict())) for w in self.workers]\n\n"
+                        "    def start(self):\n        self.collective_rpc(\"load_model\"{extra})\n"
+                        "        self.collective_rpc(\"elastic_execute\", args=(\"load_model\",), timeout=3)\n",
+}
+RPC_PLUGIN = {"plug/worker.py": "from host.worker import WorkerBase\n\n\nclass MyWorker(WorkerBase):\n"
+                                "    def load_model(self):\n        pass\n\n\nWORKER_CLS = \"plug.worker.MyWorker\"\n"}
+
+
+@pytest.mark.parametrize(("extra", "level"), [
+    # the executors name the method as a string with no arguments, directly or through another dispatch
+    ("", "info"),
+    # the string-named call hands on `dummy=True`, which the override lacks
+    (", kwargs={\"dummy\": True}", "warning"),
+])
+def test_a_method_named_as_a_string_by_a_dispatching_call_gets_that_calls_arguments(extra, level):
+    host = {**RPC_HOST, "host/executor.py": RPC_HOST["host/executor.py"].format(extra=extra)}
+    result = run_scan(host, host, RPC_PLUGIN, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in found] == [(level, "latent", "plug/worker.py", 5, "dummy", "host/worker.py", 2)]
