@@ -400,7 +400,8 @@ class ScanFacts:
             registrars = tuple(r for text in self.settings.op_registrars if (r := OpRegistrar.parse(text)) is not None)
             return HostPaths(view, self.replaced_units(view), lambda path: self.stand_ins(view).get(path, ()),
                              lambda path: self.derived_classes(view, path), self.plugin_spells,
-                             registrars, self.settings.called_implicitly)
+                             registrars, self.settings.called_implicitly,
+                             frozenset(c.how for c in self.plugin.surface.class_paths))
         return self.keep(("host-paths", id(view)), build)
 
     def stand_ins(self, view: HostView) -> dict[str, tuple[ClassShape, ...]]:

@@ -249,3 +249,51 @@ def test_a_method_named_as_a_string_by_a_dispatching_call_gets_that_calls_argume
     found = [f for f in result.findings if f.code == "PP0101"]
     assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
             for f in found] == [(level, "latent", "plug/worker.py", 5, "dummy", "host/worker.py", 2)]
+
+
+WORKER_HOST = {
+    "host/worker_base.py": "class WorkerBase:\n    def compile(self):\n        raise NotImplementedError\n",
+    "host/runner.py": "class Runner:\n    def dummy_run(self, n, randomize=False):\n        return n\n",
+    "host/gpu_worker.py": "import torch\n\nfrom host.elastic import Elastic\nfrom host.runner import Runner\n"
+                          "from host.warmup import (\n    kernel_warmup,\n)\nfrom host.worker_base import WorkerBase\n\n\n"
+                          "class GPUWorker(WorkerBase):\n    def __init__(self):\n        self.model_runner = Runner()\n"
+                          "        self.elastic = Elastic(self)\n\n    @torch.inference_mode()\n    def compile(self):\n"
+                          "        kernel_warmup(self)\n",
+    "host/elastic.py": "class Elastic:\n    def __init__(self, worker):\n        self.worker = worker\n\n"
+                       "    def load(self):\n        self.worker.model_runner.dummy_run(1, randomize=True)\n{extra}",
+    "host/warmup.py": "def kernel_warmup(worker):\n    worker.model_runner.dummy_run(2, randomize=True)\n",
+    "host/platform.py": "class CudaPlatform:\n    def check_and_update_config(self, config):\n"
+                        "        config.worker_cls = \"host.gpu_worker.GPUWorker\"\n",
+}
+WORKER_PLUGIN = {
+    "plug/runner.py": "from host.runner import Runner\n\n\nclass MyRunner(Runner):\n    def dummy_run(self, n):\n"
+                      "        return n\n",
+    "plug/worker.py": "from host.worker_base import WorkerBase\n\nfrom plug.runner import MyRunner\n{warmup}\n\n"
+                      "class MyWorker(WorkerBase):\n    def __init__(self):\n        self.model_runner = MyRunner()\n\n"
+                      "    def compile(self):\n        kernel_warmup(self)\n",
+    "plug/platform.py": "class MyPlatform:\n    def check_and_update_config(self, config):\n"
+                        "        config.{slot} = \"plug.worker.MyWorker\"\n",
+}
+OWN_WARMUP = "\n\ndef kernel_warmup(worker):\n    worker.model_runner.dummy_run(3)\n"
+
+
+@pytest.mark.parametrize(("slot", "extra", "warmup", "level"), [
+    # the plugin's platform fills the worker slot: the host's GPUWorker, named only by that slot's string, is
+    # never built, nor is the Elastic executor only its __init__ builds; the warm-up only its (grad-mode
+    # decorated) compile calls is not the plugin's function of the same name
+    ("worker_cls", "", OWN_WARMUP, "info"),
+    # the plugin names its worker in another slot: the host may build its GPUWorker, whose warm-up reaches the runner
+    ("scheduler_cls", "", OWN_WARMUP, "warning"),
+    # the host also builds the executor in a loose function, which any caller may run
+    ("worker_cls", "\n\ndef make(worker):\n    return Elastic(worker)\n", OWN_WARMUP, "warning"),
+    # the plugin calls the host's warm-up itself (imported from the host module)
+    ("worker_cls", "", "from host.warmup import kernel_warmup\n", "warning"),
+])
+def test_host_callers_in_a_worker_the_plugin_replaces_by_its_slot_never_run(slot, extra, warmup, level):
+    host = {**WORKER_HOST, "host/elastic.py": WORKER_HOST["host/elastic.py"].format(extra=extra)}
+    plugin = {**WORKER_PLUGIN, "plug/worker.py": WORKER_PLUGIN["plug/worker.py"].format(warmup=warmup),
+              "plug/platform.py": WORKER_PLUGIN["plug/platform.py"].format(slot=slot)}
+    result = run_scan(host, host, plugin, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in found] == [(level, "latent", "plug/runner.py", 5, "randomize", "host/runner.py", 2)]
