@@ -431,7 +431,7 @@ class ScanFacts:
                                     lambda: self.lineage(patch), self.host_paths(view).runs, self.plugin_sets,
                                     in_order=in_order)
         # kept across runs: walking host modules for the ways a call can reach the class is most of a warm scan
-        name = (f"override-reached-3:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:"
+        name = (f"override-reached-4:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:"
                 f"{patch.target}:{'order' if in_order else 'binding'}")
         return self.keep(key, lambda: self.stored(name, bool, build, view))
 
@@ -461,7 +461,8 @@ class ScanFacts:
             registrars = tuple(r for text in self.settings.op_registrars if (r := OpRegistrar.parse(text)) is not None)
             return HostPaths(view, self.replaced_units(view), lambda path: self.stand_ins(view).get(path, ()),
                              lambda path: self.derived_classes(view, path), self.plugin_spells,
-                             registrars, self.settings.called_implicitly)
+                             registrars, self.settings.called_implicitly,
+                             frozenset(c.how for c in self.plugin.surface.class_paths))
         return self.keep(("host-paths", id(view)), build)
 
     def stand_ins(self, view: HostView) -> dict[str, tuple[ClassShape, ...]]:

@@ -134,10 +134,10 @@ def test_a_class_only_initialised_by_hand_is_not_built_by_the_host(user, level):
     expect(result, [f"PP0101 {level} latent MyPass.__init__:5", "PP0201 info latent MyPass.__init__:5"], at=True)
 
 
-COMM_HOST = {"host/comm.py": "class Comm:\n    def set_stream(self, cuda_stream):\n        self.stream = cuda_stream\n\n\n"
+STREAM_HOST = {"host/comm.py": "class Comm:\n    def set_stream(self, cuda_stream):\n        self.stream = cuda_stream\n\n\n"
                              "def run(state):\n    state.comm.set_stream(state.stream)\n",
              "host/torch_utils.py": "import torch\n\n{read}\n"}
-COMM_PLUGIN = {"plug/comm.py": "from host.comm import Comm\n\n\nclass MyComm(Comm):\n"
+STREAM_PLUGIN = {"plug/comm.py": "from host.comm import Comm\n\n\nclass MyComm(Comm):\n"
                                "    def set_stream(self, stream):\n        self.stream = stream\n"}
 
 
@@ -149,8 +149,8 @@ COMM_PLUGIN = {"plug/comm.py": "from host.comm import Comm\n\n\nclass MyComm(Com
     ("def hook(comm):\n    return comm.set_stream", "warning"),
 ])
 def test_a_bare_read_off_another_packages_module_reaches_no_instance(read, level):
-    host = {**COMM_HOST, "host/torch_utils.py": COMM_HOST["host/torch_utils.py"].format(read=read)}
-    result = run_scan(host, host, COMM_PLUGIN, checks=(SignaturesCheck(),))
+    host = {**STREAM_HOST, "host/torch_utils.py": STREAM_HOST["host/torch_utils.py"].format(read=read)}
+    result = run_scan(host, host, STREAM_PLUGIN, checks=(SignaturesCheck(),))
     expect(result, [f"PP0101 {level} latent MyComm.set_stream:5", f"PP0201 {level} latent MyComm.set_stream:5"],
            at=True)
 
@@ -234,3 +234,168 @@ def test_a_replaced_constructor_with_swapped_parameters_is_judged_by_every_const
     host = {"host/attn.py": ATTN_HOST.format(extra=extra, up=up)}
     result = run_scan(host, host, ATTN_PLUGIN, checks=(SignaturesCheck(),))
     expect(result, [f"PP0103 {level} latent <module>:8"], at=True)
+
+
+IMPL_HOST = {
+    "host/backend.py": "class Backend:\n    @staticmethod\n    def get_impl_cls():\n        raise NotImplementedError\n\n\n"
+                       "class Impl:\n    def __init__(self, num_heads, scale, rank):\n        self.num_heads = num_heads\n",
+    "host/layer.py": "from typing import cast\n\nfrom host.backend import Impl\n\n\nclass Layer:\n"
+                     "    def __init__(self, backend):\n        self.backend = backend\n"
+                     "        impl_cls = cast(type[Impl], self.backend.get_impl_cls())\n"
+                     "        self.impl = impl_cls({args})\n        self.pcp = backend.get_impl_cls().supports_pcp\n",
+    "host/composite.py": "def compose(general):\n    impl_cls = general.get_impl_cls()\n\n"
+                         "    class Composite:\n        def __init__(self, *args, **kwargs):\n"
+                         "            self.inner = impl_cls(*args, **kwargs)\n\n"
+                         "    class ComposedBackend:\n        @staticmethod\n        def get_impl_cls():\n"
+                         "            return Composite\n\n    return ComposedBackend\n",
+}
+IMPL_PLUGIN = {
+    "plug/backend.py": "from host.backend import Backend, Impl\n\n\nclass MyImpl(Impl):\n"
+                       "    def __init__(self, num_heads, scale, **kwargs):\n        self.rank = kwargs[\"rank\"]\n\n\n"
+                       "def pick():\n    return MyImpl\n\n\nclass MyBackend(Backend):\n    @staticmethod\n"
+                       "    def get_impl_cls():\n        return pick()\n",
+}
+
+
+@pytest.mark.parametrize(("args", "level"), [
+    # the host builds the class a hook returns only as `impl_cls(...)`, here by keyword, and forwards
+    # `*args, **kwargs` from a class the same hook hands on: every construction binds to MyImpl
+    ("num_heads=8, scale=1.0, rank=4", "info"),
+    # a construction through the hook passes three positional arguments: MyImpl takes two
+    ("8, 1.0, 4", "warning"),
+])
+def test_a_class_a_hook_returns_is_judged_against_the_hooks_constructions(args, level):
+    host = {**IMPL_HOST, "host/layer.py": IMPL_HOST["host/layer.py"].format(args=args)}
+    result = run_scan(host, host, IMPL_PLUGIN, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in found] == [(level, "latent", "plug/backend.py", 5, "rank", "host/backend.py", 8)]
+
+
+COMM_HOST = {
+    "host/platform.py": "class Platform:\n    @classmethod\n    def get_comm_cls(cls) -> str:\n"
+                        "        return \"host.comm.Comm\"\n",
+    "host/comm.py": "class Comm:\n    def __init__(self, group, ranks=None):\n        self.group = group\n",
+    "host/state.py": "from host.platform import Platform\nfrom host.util import resolve_obj\n\n\n"
+                     "class Group:\n    def __init__(self, platform: Platform):\n"
+                     "        comm_cls = resolve_obj(platform.get_comm_cls())\n        self.comm = comm_cls({args})\n",
+    "host/util.py": "import importlib\n\n\ndef resolve_obj(qualname):\n    module, _, name = qualname.rpartition(\".\")\n"
+                    "    return getattr(importlib.import_module(module), name)\n",
+}
+COMM_PLUGIN = {
+    "plug/comm.py": "from host.comm import Comm\n\n\nclass MyComm(Comm):\n    def __init__(self, group):\n"
+                    "        self.group = group\n",
+    "plug/platform.py": "from host.platform import Platform\n\n\nclass MyPlatform(Platform):\n    @classmethod\n"
+                        "    def get_comm_cls(cls) -> str:\n        return \"plug.comm.MyComm\"\n",
+}
+
+
+@pytest.mark.parametrize(("args", "level"), [
+    # the platform names its communicator by a class-path string the host resolves and builds by keyword
+    ("group=1", "info"),
+    # the host's construction passes `ranks=`, which MyComm lacks
+    ("group=1, ranks=[0]", "warning"),
+])
+def test_a_class_path_string_a_hook_returns_is_judged_against_the_resolved_constructions(args, level):
+    host = {**COMM_HOST, "host/state.py": COMM_HOST["host/state.py"].format(args=args)}
+    result = run_scan(host, host, COMM_PLUGIN, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in found] == [(level, "latent", "plug/comm.py", 5, "ranks", "host/comm.py", 2)]
+
+
+SWAP_PLUGIN = {**COMM_PLUGIN, "plug/capture.py": "{decorator}def comm_switch():\n    import host.comm\n\n"
+               "    from plug.comm import MyComm\n\n    original = host.comm.Comm\n    host.comm.Comm = MyComm\n"
+               "    try:\n        yield\n    finally:\n        host.comm.Comm = original\n",
+               "plug/runner.py": "from plug.capture import comm_switch\n\n\ndef capture():\n    with comm_switch():\n"
+                                 "        pass\n"}
+SWAP_HOST = {**COMM_HOST, "host/state.py": COMM_HOST["host/state.py"].format(args="group=1"),
+             "host/stateless.py": "from host.comm import Comm\n\n\ndef build():\n    return Comm(1, ranks=[0])\n"}
+
+
+@pytest.mark.parametrize(("decorator", "level"), [
+    # swapped in for the host class only while a context manager's `with` block runs: the host module built
+    # `Comm(..., ranks=)` from the name it imported, which the swap does not rebind
+    ("from contextlib import contextmanager\n\n\n@contextmanager\n", "info"),
+    # the same swap as a plain function (say, run at plugin load): later imports of `Comm` get MyComm
+    ("", "warning"),
+])
+def test_a_class_swapped_inside_a_context_manager_meets_only_reads_off_the_module(decorator, level):
+    plugin = {**SWAP_PLUGIN, "plug/capture.py": SWAP_PLUGIN["plug/capture.py"].format(decorator=decorator)}
+    result = run_scan(SWAP_HOST, SWAP_HOST, plugin, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in found] == [(level, "latent", "plug/comm.py", 5, "ranks", "host/comm.py", 2)]
+
+
+RPC_HOST = {
+    "host/worker.py": "class WorkerBase:\n    def load_model(self, dummy=False):\n        pass\n",
+    "host/executor.py": "class Executor:\n    def collective_rpc(self, method, timeout=None, args=(), kwargs=None):\n"
+                        "        return [getattr(w, method)(*args, **(kwargs or dict())) for w in self.workers]\n\n"
+                        "    def start(self):\n        self.collective_rpc(\"load_model\"{extra})\n"
+                        "        self.collective_rpc(\"elastic_execute\", args=(\"load_model\",), timeout=3)\n",
+}
+RPC_PLUGIN = {"plug/worker.py": "from host.worker import WorkerBase\n\n\nclass MyWorker(WorkerBase):\n"
+                                "    def load_model(self):\n        pass\n\n\nWORKER_CLS = \"plug.worker.MyWorker\"\n"}
+
+
+@pytest.mark.parametrize(("extra", "level"), [
+    # the executors name the method as a string with no arguments, directly or through another dispatch
+    ("", "info"),
+    # the string-named call hands on `dummy=True`, which the override lacks
+    (", kwargs={\"dummy\": True}", "warning"),
+])
+def test_a_method_named_as_a_string_by_a_dispatching_call_gets_that_calls_arguments(extra, level):
+    host = {**RPC_HOST, "host/executor.py": RPC_HOST["host/executor.py"].format(extra=extra)}
+    result = run_scan(host, host, RPC_PLUGIN, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in found] == [(level, "latent", "plug/worker.py", 5, "dummy", "host/worker.py", 2)]
+
+
+WORKER_HOST = {
+    "host/worker_base.py": "class WorkerBase:\n    def compile(self):\n        raise NotImplementedError\n",
+    "host/runner.py": "class Runner:\n    def dummy_run(self, n, randomize=False):\n        return n\n",
+    "host/gpu_worker.py": "import torch\n\nfrom host.elastic import Elastic\nfrom host.runner import Runner\n"
+                          "from host.warmup import (\n    kernel_warmup,\n)\nfrom host.worker_base import WorkerBase\n\n\n"
+                          "class GPUWorker(WorkerBase):\n    def __init__(self):\n        self.model_runner = Runner()\n"
+                          "        self.elastic = Elastic(self)\n\n    @torch.inference_mode()\n    def compile(self):\n"
+                          "        kernel_warmup(self)\n",
+    "host/elastic.py": "class Elastic:\n    def __init__(self, worker):\n        self.worker = worker\n\n"
+                       "    def load(self):\n        self.worker.model_runner.dummy_run(1, randomize=True)\n{extra}",
+    "host/warmup.py": "def kernel_warmup(worker):\n    worker.model_runner.dummy_run(2, randomize=True)\n",
+    "host/platform.py": "class CudaPlatform:\n    def check_and_update_config(self, config):\n"
+                        "        config.worker_cls = \"host.gpu_worker.GPUWorker\"\n",
+}
+WORKER_PLUGIN = {
+    "plug/runner.py": "from host.runner import Runner\n\n\nclass MyRunner(Runner):\n    def dummy_run(self, n):\n"
+                      "        return n\n",
+    "plug/worker.py": "from host.worker_base import WorkerBase\n\nfrom plug.runner import MyRunner\n{warmup}\n\n"
+                      "class MyWorker(WorkerBase):\n    def __init__(self):\n        self.model_runner = MyRunner()\n\n"
+                      "    def compile(self):\n        kernel_warmup(self)\n",
+    "plug/platform.py": "class MyPlatform:\n    def check_and_update_config(self, config):\n"
+                        "        config.{slot} = \"plug.worker.MyWorker\"\n",
+}
+OWN_WARMUP = "\n\ndef kernel_warmup(worker):\n    worker.model_runner.dummy_run(3)\n"
+
+
+@pytest.mark.parametrize(("slot", "extra", "warmup", "level"), [
+    # the plugin's platform fills the worker slot: the host's GPUWorker, named only by that slot's string, is
+    # never built, nor is the Elastic executor only its __init__ builds; the warm-up only its (grad-mode
+    # decorated) compile calls is not the plugin's function of the same name
+    ("worker_cls", "", OWN_WARMUP, "info"),
+    # the plugin names its worker in another slot: the host may build its GPUWorker, whose warm-up reaches the runner
+    ("scheduler_cls", "", OWN_WARMUP, "warning"),
+    # the host also builds the executor in a loose function, which any caller may run
+    ("worker_cls", "\n\ndef make(worker):\n    return Elastic(worker)\n", OWN_WARMUP, "warning"),
+    # the plugin calls the host's warm-up itself (imported from the host module)
+    ("worker_cls", "", "from host.warmup import kernel_warmup\n", "warning"),
+])
+def test_host_callers_in_a_worker_the_plugin_replaces_by_its_slot_never_run(slot, extra, warmup, level):
+    host = {**WORKER_HOST, "host/elastic.py": WORKER_HOST["host/elastic.py"].format(extra=extra)}
+    plugin = {**WORKER_PLUGIN, "plug/worker.py": WORKER_PLUGIN["plug/worker.py"].format(warmup=warmup),
+              "plug/platform.py": WORKER_PLUGIN["plug/platform.py"].format(slot=slot)}
+    result = run_scan(host, host, plugin, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0101"]
+    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in found] == [(level, "latent", "plug/runner.py", 5, "randomize", "host/runner.py", 2)]

@@ -12,7 +12,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 
-from ..model.binding import BOUND, CONSTRUCT, UNBOUND, Callee, bind_call
+from ..model.binding import BOUND, CONSTRUCT, MISSING, UNBOUND, Callee, bind_call, bind_counts
 from ..model.callsites import (
     CallSite,
     failing_call_lines,
@@ -222,10 +222,11 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
         if lineage is None or lineage.handed_on or repl is None or \
                 _builds_subclasses(view, lineage):
             return True
-        return any(_construction_fails(view, path, repl, replaced) for path in lineage.installed_as)
+        return any(_construction_fails(view, path, repl, replaced) for path in lineage.installed_as) or \
+            any(_construction_fails(view, path, repl, replaced, off_module=True) for path in lineage.swapped) or \
+            bool(lineage.hooks) and _hook_construction_fails(view, lineage, repl, replaced)
     index, resolver = view.index, view.resolver
-    if repl is None or any(named_dynamically(index, m, name) for q in "\"'"
-                           for m in modules_mentioning(index, f"{q}{name}{q}", resolver.top)):
+    if repl is None:
         return True
     # a positional call that binds may still hand a value to the wrong parameter: past the slots that agree,
     # every positional argument counts (`bound_alike`)
@@ -234,6 +235,10 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     if in_order and slots is None:
         return False
     judged = bound_alike(base_params if in_order else repl, slots)
+    for module in {m for q in "\"'" for m in modules_mentioning(index, f"{q}{name}{q}", resolver.top)}:
+        calls = dispatched_calls(index, module, name)  # `collective_rpc("name", args=(...))`: a call with those
+        if calls is None or any(bind_counts(judged, given, keywords) for given, keywords in calls):
+            return True
     related = {c.path for c in resolver.mro(owner)}
     lineage = lineage_of()  # asked only now: the answers above need no walk over the plugin
     meets = _Meeting(view, lineage) if lineage is not None else None
@@ -353,7 +358,8 @@ class _Meeting:
 
     def instance_of(self, host_class: str) -> bool:
         """Whether an instance of the plugin class may be a `host_class` (or stand where the host builds one)."""
-        installed = {s.path for p in self.lineage.installed_as if (s := self.view.resolve(p)) is not None}
+        installed = {s.path for p in (*self.lineage.installed_as, *self.lineage.swapped)
+                     if (s := self.view.resolve(p)) is not None}
         return host_class in installed or any(host_class in self.host_mro(s) for s in self.lineage.family)
 
     def runs(self, shapes: Iterable[ClassShape], host_class: str, method: str) -> bool:
@@ -408,10 +414,12 @@ def read_off_others(index: CodeIndex, module: str, attr: str) -> bool:
 
 
 def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], replaced: frozenset[str],
-                        unpacked: bool = False) -> bool:
+                        unpacked: bool = False, off_module: bool = False) -> bool:
     """Whether host code may build the host class `path`, which the plugin's class replaces, with
     arguments the plugin's constructor (`params`) rejects, or build it without naming a call
-    (the class handed on as a value). With `unpacked`, a call passing `*args` counts as failing."""
+    (the class handed on as a value). With `unpacked`, a call passing `*args` counts as failing.
+    With `off_module` (the class swapped for a while at run time), only reads of the class off its
+    module (`mod.Cls`) count: a name a host module imported is bound."""
     resolver = view.resolver
     cls = view.resolve(path)
     if cls is None or cls.kind != CLASS:
@@ -422,8 +430,9 @@ def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], re
         if not word.search(view.index.source(module)):
             continue  # only longer names contain it (`ModelOptFp8MoEMethod`)
         tree = view.index.parsed(module)
-        aliases = view.index.module_memo(module, ("class-aliases", short),
-                                         lambda t=tree: _class_aliases(t, short)) if tree is not None else None
+        aliases = view.index.module_memo(module, ("class-aliases", short, off_module),
+                                         lambda t=tree: _class_aliases(t, short, off_module)) \
+            if tree is not None else None
         if aliases is None:
             return True
         lines = text_lines(view.index, module, f"{short}(")
@@ -433,7 +442,8 @@ def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], re
             if f"{module}.{unit.qualname}" in replaced or not local and not any(spans(unit, line) for line in lines):
                 continue
             walk = walk_unit(view.index, module, unit)
-            calls = [c for c in walk.calls if call_name(c) == short]
+            calls = [c for c in walk.calls if call_name(c) == short and (
+                not off_module or isinstance(c.func, ast.Attribute))]
             through = [c for c in walk.calls if isinstance(c.func, ast.Name) and c.func.id in local]
             starred = [c for c in (*calls, *through) if any(isinstance(a, ast.Starred) for a in c.args)]
             if any(bind_call(params, call) for call in through) or unpacked and starred:
@@ -444,6 +454,185 @@ def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], re
                 if callee is None or callee.sym.path == cls.path and bind_call(params, call):
                     return True
     return False
+
+
+def _hook_construction_fails(view: HostView, lineage: Lineage, params: tuple[Param, ...],
+                             replaced: frozenset[str]) -> bool:
+    """Whether host code may build the plugin's class, which it gets only from the hooks `lineage.hooks`
+    return it by (`impl_cls = backend.get_impl_cls(); impl_cls(...)`; a class-path string resolved
+    by a one-argument call, `cls = resolve(platform.get_communicator_cls())`), with arguments its
+    constructor (`params`) rejects. Each host call of a hook is followed: its result (through
+    `cast(T, x)`) called, or kept in a local name that is called, tested (`is`, `==`,
+    `isinstance`), read (`x.attr`) or subclassed by a class handed on only by the same hook. A call
+    whose receiver is a host class the hook's plugin class is not (`self.backend = HostBackend`)
+    runs another class's hook. Anything else counts as failing: the result may go anywhere."""
+    index, resolver = view.index, view.resolver
+    meeting = _Meeting(view, lineage)
+    for hook in sorted({name for _, name, _ in lineage.hooks}):
+        owners = [s for s, name, _ in lineage.hooks if name == hook]
+        by_path = any(p for _, name, p in lineage.hooks if name == hook)
+        if any(not _hook_named_only_in_tables(index.parsed(m), hook)
+               for q in "\"'" for m in modules_mentioning(index, f"{q}{hook}{q}", resolver.top)):
+            return True  # called by name (`getattr(backend, "hook")()`)
+        for module in modules_mentioning(index, f".{hook}", resolver.top):
+            tree = index.parsed(module)
+            if tree is None:
+                return True
+            lines = text_lines(index, module, f".{hook}")
+            for unit in iter_units(tree):
+                if not any(spans(unit, line) for line in lines) or f"{module}.{unit.qualname}" in replaced:
+                    continue
+                parents = _parents(unit)
+                inference = host_inference(resolver, module, unit, walk_unit(index, module, unit))
+                for node in parents:
+                    if not (isinstance(node, ast.Attribute) and node.attr == hook and isinstance(node.ctx, ast.Load)):
+                        continue
+                    if not _receiver_may_be(view, inference, module, unit, node.value, owners, meeting):
+                        continue
+                    call = parents[node]
+                    if not (isinstance(call, ast.Call) and call.func is node):
+                        return True  # the hook itself handed on
+                    value = _unwrapped(parents, call)
+                    if by_path:
+                        up = parents.get(value)
+                        if not (isinstance(up, ast.Call) and up.args == [value] and not up.keywords):
+                            return True  # the path goes somewhere not followed
+                        value = _unwrapped(parents, up)  # the one-argument call resolving it
+                    if _class_value_fails(unit, parents, value, params, {hook}):
+                        return True
+    return False
+
+
+def _parents(unit: Unit) -> dict[ast.AST, ast.AST]:
+    """Each node under a unit's body -> its parent (the body's statements map to nothing)."""
+    out: dict[ast.AST, ast.AST] = {}
+    for root in unit.body:
+        out.setdefault(root, None)  # type: ignore[arg-type]
+        for node in ast.walk(root):
+            for child in ast.iter_child_nodes(node):
+                out[child] = node
+    return out
+
+
+def _unwrapped(parents: dict[ast.AST, ast.AST], node: ast.expr) -> ast.expr:
+    """The expression whose value is `node`'s: `typing.cast(T, node)` is `node`."""
+    up = parents.get(node)
+    while isinstance(up, ast.Call) and len(up.args) == 2 and up.args[1] is node and call_name(up) == "cast":
+        node, up = up, parents.get(up)
+    return node
+
+
+def _receiver_may_be(view: HostView, inference: Inference, module: str, unit: Unit, receiver: ast.expr,
+                     owners: list[ClassShape], meeting: _Meeting) -> bool:
+    """Whether the receiver of a host hook call may be one of the plugin classes `owners` (or an instance):
+    not when it is typed as a host class none of them derives from, or is `self.attr` that the class only
+    ever sets to host classes (the class objects themselves, never the plugin's)."""
+    typed = inference.infer(receiver)
+    if typed is not None and typed.sym is not None and typed.sym.kind == CLASS and typed.sym.module:
+        return any(typed.sym.path in meeting.host_mro(s) for s in owners)
+    if not (unit.cls and _is_own_attribute(receiver, unit)):
+        return True
+    cls = view.resolve(f"{module}.{unit.cls}")
+    if cls is None or not isinstance(cls.obj, ClassInfo):
+        return True
+    assigned = cls.obj.instance_attrs.get(receiver.attr, ())  # type: ignore[attr-defined]
+    lookup = module_lookup(view.resolver, module)
+    held = [Inference(view.resolver, lookup).dotted(a.expr.strip(), lookup) if re.fullmatch(r"[\w.]+", a.expr.strip())
+            else None for a in assigned]
+    return not held or any(h is None or h.kind != CLASS for h in held)
+
+
+def _class_value_fails(unit: Unit, parents: dict[ast.AST, ast.AST], value: ast.expr, params: tuple[Param, ...],
+                       hooks: set[str]) -> bool:
+    """Whether a class value in a host unit may be built with arguments `params` rejects, or go where
+    it is not followed (see `_hook_construction_fails`)."""
+    up = parents.get(value)
+    if isinstance(up, ast.Call) and up.func is value:
+        return _construction_rejects(unit, parents, up, params, hooks)
+    if isinstance(up, ast.Attribute) and not isinstance(parents.get(up), ast.Call) or isinstance(up, ast.Compare):
+        return False  # a class attribute read, an identity or equality test
+    if not (isinstance(up, ast.Assign) and len(up.targets) == 1 and isinstance(up.targets[0], ast.Name)):
+        return True
+    name = up.targets[0].id
+    for use in parents:
+        if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)):
+            continue
+        at = parents.get(use)
+        if isinstance(at, ast.Call) and at.func is use:
+            if _construction_rejects(unit, parents, at, params, hooks):
+                return True
+        elif isinstance(at, ast.ClassDef) and use in at.bases:
+            if not _handed_on_only_by(parents, at, hooks) or any(
+                    _construction_rejects(unit, parents, c, params, hooks) for c in _super_inits(at)):
+                return True
+        elif not (isinstance(at, ast.Compare) or isinstance(at, ast.Attribute) and not isinstance(
+                parents.get(at), ast.Call) or isinstance(at, ast.Call) and call_name(at) in _INSPECTING):
+            return True
+    return False
+
+
+def _construction_rejects(unit: Unit, parents: dict[ast.AST, ast.AST], call: ast.Call, params: tuple[Param, ...],
+                          hooks: set[str]) -> bool:
+    """Whether a host construction may pass what `params` rejects. One forwarding `*args, **kwargs`
+    from the `__init__` of a class the hooks alone hand on passes what the hooks' other callers do."""
+    problems = bind_call(params, call)
+    if problems is not None:
+        return bool(problems)
+    if has_var_keyword(params) and not any(isinstance(a, ast.Starred) for a in call.args):
+        # `f(a, b, **extra)` into a `**kwargs`: the positional ones and the named keywords decide; `extra` may
+        # supply what seems missing, and the override takes any other name
+        given = bind_counts(params, len(call.args), [k.arg for k in call.keywords if k.arg])
+        return any(p.kind != MISSING for p in given)
+    fn = parents.get(call)
+    while fn is not None and not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+        fn = parents.get(fn)
+    cls = parents.get(fn) if fn is not None else None
+    args = fn.args if fn is not None else None
+    forwards = args is not None and fn.name == "__init__" and args.vararg and args.kwarg and len(args.args) == 1 \
+        and not args.kwonlyargs and len(call.args) == 1 and isinstance(call.args[0], ast.Starred) \
+        and isinstance(call.args[0].value, ast.Name) and call.args[0].value.id == args.vararg.arg \
+        and len(call.keywords) == 1 and call.keywords[0].arg is None \
+        and isinstance(call.keywords[0].value, ast.Name) and call.keywords[0].value.id == args.kwarg.arg
+    return not (forwards and isinstance(cls, ast.ClassDef) and _handed_on_only_by(parents, cls, hooks))
+
+
+def _super_inits(cls: ast.ClassDef) -> list[ast.Call]:
+    """The `super().__init__(...)` calls of a class's own `__init__` (none: it inherits the base's)."""
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    return [n for n in ast.walk(init) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "__init__" and _is_super_call(n.func.value)] if init is not None else []
+
+
+def _handed_on_only_by(parents: dict[ast.AST, ast.AST], cls: ast.ClassDef, hooks: set[str]) -> bool:
+    """Whether a class defined in a host unit is only handed on as what a hook returns (`def hook():
+    return Cls`, `{"hook": lambda: Cls}`), tested against, or named inside its own body: its
+    instances are then built where the hook's results are."""
+    for use in parents:
+        if not (isinstance(use, ast.Name) and use.id == cls.name and isinstance(use.ctx, ast.Load)):
+            continue
+        at = parents.get(use)
+        fn = parents.get(at) if isinstance(at, ast.Return) else None
+        if isinstance(fn, ast.FunctionDef) and fn.name in hooks:
+            continue
+        if isinstance(at, ast.Lambda) and isinstance(table := parents.get(at), ast.Dict) and any(
+                isinstance(k, ast.Constant) and k.value in hooks and v is at for k, v in zip(table.keys, table.values,
+                                                                                          strict=True)):
+            continue
+        if isinstance(at, ast.Call) and call_name(at) in (*_INSPECTING, "super"):
+            continue
+        return False
+    return True
+
+
+def _hook_named_only_in_tables(tree: ast.Module | None, hook: str) -> bool:
+    """Whether a host module spells a hook's name only as a key of a table of overrides
+    (`{"hook": lambda: Cls}`) or in docstrings: it defines a hook there, it does not call one."""
+    if tree is None:
+        return False
+    keys = {id(k) for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in n.keys if k is not None}
+    docs = {id(b[0].value) for n in ast.walk(tree) if isinstance(b := getattr(n, "body", None), list) and b
+            and isinstance(b[0], ast.Expr) and isinstance(b[0].value, ast.Constant)}
+    return not any(isinstance(n, ast.Constant) and n.value == hook and id(n) not in keys | docs for n in ast.walk(tree))
 
 
 _GENERICS = frozenset({"list", "dict", "set", "frozenset", "tuple", "type", "List", "Dict", "Set", "Tuple", "Type"})
@@ -490,7 +679,7 @@ def _calls_up_alike(view: HostView, sub: Symbol, params: tuple[Param, ...]) -> b
     return all(not any(isinstance(a, ast.Starred) for a in c.args) and not bind_call(params, c) for c in ups)
 
 
-def _class_aliases(tree: ast.Module, name: str) -> tuple[tuple[str, int, int], ...] | None:
+def _class_aliases(tree: ast.Module, name: str, off_module: bool = False) -> tuple[tuple[str, int, int], ...] | None:
     """How a module uses a host class `name` that a plugin class stands in for, as its constructions
     see it: (local name, first, last line of its function; 0, 0 at module level) for each name the
     class is bound to (`cls = Host`, `cls = A if c else Host`) and then only called or type-tested
@@ -521,8 +710,8 @@ def _class_aliases(tree: ast.Module, name: str) -> tuple[tuple[str, int, int], .
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     out: set[tuple[str, int, int]] = set()
     for n in ast.walk(tree):
-        if not ((isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name)
-                and isinstance(n.ctx, ast.Load) and id(n) not in inert):
+        if not ((isinstance(n, ast.Name) and n.id == name and not off_module
+                 or isinstance(n, ast.Attribute) and n.attr == name) and isinstance(n.ctx, ast.Load) and id(n) not in inert):
             continue
         up: ast.AST = n
         handed = False  # handed to a function (`maybe_get_oot_by_class(Host)`): only a type test may use what it gives
@@ -547,9 +736,10 @@ def _class_aliases(tree: ast.Module, name: str) -> tuple[tuple[str, int, int], .
     return tuple(sorted(out))
 
 
-def _class_as_value(tree: ast.Module, name: str) -> bool:
+def _class_as_value(tree: ast.Module, name: str, off_module: bool = False) -> bool:
     """Whether a module uses a class named `name` other than by calling it, testing against it,
-    annotating or subclassing it (a registry entry, a factory argument: it may be built anywhere)."""
+    annotating or subclassing it (a registry entry, a factory argument: it may be built anywhere);
+    with `off_module`, only a read off another object (`mod.Cls`) counts."""
     inert: set[int] = set()
     for node in walk_tree(tree):
         if isinstance(node, ast.Call):
@@ -561,8 +751,8 @@ def _class_as_value(tree: ast.Module, name: str) -> bool:
         for annotation in (getattr(node, "annotation", None), getattr(node, "returns", None)):
             if isinstance(annotation, ast.AST):
                 inert.update(id(n) for n in walk_tree(annotation))
-    return any((isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name)
-               and isinstance(n.ctx, ast.Load) and id(n) not in inert for n in walk_tree(tree))
+    return any((isinstance(n, ast.Name) and n.id == name and not off_module or isinstance(n, ast.Attribute)
+                and n.attr == name) and isinstance(n.ctx, ast.Load) and id(n) not in inert for n in walk_tree(tree))
 
 
 def _is_super_call(node: ast.expr) -> bool:
@@ -589,9 +779,67 @@ def named_dynamically(index: CodeIndex, module: str, name: str) -> bool:
     return index.module_memo(module, ("named-dynamically", name), lambda: _named_dynamically(index.parsed(module), name))
 
 
+def dispatched_calls(index: CodeIndex, module: str, name: str) -> tuple[tuple[int, tuple[str, ...]], ...] | None:
+    """The calls a host module makes of a member by naming it as a string, each as (positional arguments,
+    keyword names): the first argument of a call that hands on only its literal `args=(...)` and
+    `kwargs={...}` (`collective_rpc("name", args=(x,))` calls `name(x)`), also as the first of such
+    `args` (`collective_rpc("execute", args=("name",))` -> `execute("name")`). None when the name is
+    spelt any other way that may reach the member (`getattr(x, "name")`, a table of names)."""
+    return index.module_memo(module, ("dispatched", name), lambda: _dispatched_calls(index.parsed(module), name))
+
+
+def _dispatched_calls(tree: ast.Module | None, name: str) -> tuple[tuple[int, tuple[str, ...]], ...] | None:
+    if tree is None:
+        return None
+    inert = _inert_strings(tree)
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    out: list[tuple[int, tuple[str, ...]]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and node.value == name) or id(node) in inert:
+            continue
+        call = parents.get(id(node))
+        if isinstance(call, ast.Call) and call.args[:1] == [node]:
+            given = _handed_on_arguments(call)
+        else:  # the first of the literal `args` a dispatching call hands on: the rest go with it
+            tup, keyword = call, parents.get(id(call))
+            outer = parents.get(id(keyword))
+            given = (len(tup.elts) - 1, ()) if isinstance(tup, ast.Tuple) and tup.elts[:1] == [node] and isinstance(
+                keyword, ast.keyword) and keyword.arg == "args" and isinstance(outer, ast.Call) and \
+                _handed_on_arguments(outer) is not None and isinstance(outer.args[0], ast.Constant) else None
+        if given is None:
+            return None
+        out.append(given)
+    return tuple(out)
+
+
+def _handed_on_arguments(call: ast.Call) -> tuple[int, tuple[str, ...]] | None:
+    """(positional count, keyword names) a call naming a member as its only positional argument hands to
+    it: its literal `args=(...)` and `kwargs={"k": ...}` (other keywords are the dispatcher's own)."""
+    if len(call.args) != 1 or any(k.arg is None for k in call.keywords):
+        return None
+    given, keywords = 0, ()
+    for k in call.keywords:
+        if k.arg == "args":
+            if not isinstance(k.value, ast.Tuple | ast.List) or any(isinstance(e, ast.Starred) for e in k.value.elts):
+                return None
+            given = len(k.value.elts)
+        elif k.arg == "kwargs" and not (isinstance(k.value, ast.Constant) and k.value.value is None):
+            if not isinstance(k.value, ast.Dict) or not all(isinstance(x, ast.Constant) and isinstance(x.value, str)
+                                                            for x in k.value.keys):
+                return None
+            keywords = tuple(x.value for x in k.value.keys)  # type: ignore[union-attr]
+    return given, keywords
+
+
 def _named_dynamically(tree: ast.Module | None, name: str) -> bool:
     if tree is None:
         return True
+    inert = _inert_strings(tree)
+    return any(isinstance(n, ast.Constant) and n.value == name and id(n) not in inert for n in ast.walk(tree))
+
+
+def _inert_strings(tree: ast.Module) -> set[int]:
+    """Strings of a module that name nothing: docstrings, `__all__` entries, the attribute `hasattr` tests."""
     inert: set[int] = set()
     for node in walk_tree(tree):
         body = getattr(node, "body", None)
@@ -604,7 +852,7 @@ def _named_dynamically(tree: ast.Module | None, name: str) -> bool:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr" \
                 and len(node.args) == 2:
             inert.add(id(node.args[1]))
-    return any(isinstance(n, ast.Constant) and n.value == name and id(n) not in inert for n in walk_tree(tree))
+    return inert
 
 
 def handed_on(view: HostView, patch: Patch) -> bool:

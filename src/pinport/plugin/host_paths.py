@@ -24,12 +24,15 @@ from ..model.inference import host_inference
 from ..model.nodes import walk_tree
 from ..model.resolve import CLASS, Symbol
 from ..model.units import Unit, module_units, spans, walk_unit
-from .callers import named_dynamically
+from .callers import _class_as_value, named_dynamically
 from .reach import ClassShape
 
 _DEPTH = 8  # callers followed before a chain counts as running
 _WIDE = 60  # modules mentioning a name above which it is too common to follow
-_INERT_DECORATORS = ("staticmethod", "classmethod", "abstractmethod", "override", "overload")
+_WIDE_CLASS = 200  # modules spelling a class's name above which its constructions are not followed
+# decorators that only wrap the function where it is defined (torch's grad modes among them): none registers it
+_INERT_DECORATORS = ("staticmethod", "classmethod", "abstractmethod", "override", "overload", "inference_mode",
+                     "no_grad", "enable_grad")
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,12 @@ class HostPaths:
 
     def __init__(self, view: HostView, replaced: frozenset[str], stand_ins: Callable[[str], tuple[ClassShape, ...]],
                  derived: Callable[[str], tuple[ClassShape, ...]], plugin_names: Callable[[str], bool],
-                 registrars: tuple[OpRegistrar, ...] = (), implicit: tuple[str, ...] = ()) -> None:
+                 registrars: tuple[OpRegistrar, ...] = (), implicit: tuple[str, ...] = (),
+                 slots: frozenset[str] = frozenset()) -> None:
         self.view, self.replaced = view, replaced
         self.stand_ins, self.derived, self.plugin_names = stand_ins, derived, plugin_names
-        self.registrars, self.implicit = registrars, implicit
+        self.registrars, self.implicit, self.slots = registrars, implicit, slots
+        self._built: dict[str, bool] = {}
         self._known: dict[Unit_, bool] = {}
         self._stack: set[Unit_] = set()
 
@@ -100,13 +105,21 @@ class HostPaths:
         cls = self.view.resolve(f"{module}.{cls_name}") if cls_name else None
         if cls_name and (cls is None or cls.kind != CLASS):
             return True  # a function nested in another: not followed
-        if cls is not None and not self._instances_run(cls, name):
+        if cls is not None and (not self._instances_run(cls, name) or not self._is_built(cls, depth)):
             return False
-        if name.startswith("__") or name in self.implicit or self.plugin_names(name) or any(
+        if name.startswith("__") or name in self.implicit or self._plugin_may_call(module, cls, name) or any(
                 _decorator(d) not in _INERT_DECORATORS for d in node.decorator_list):
             return True
         callers = self._callers(module, cls, name)
         return callers is None or not callers or any(self._runs(c, depth + 1) for c in callers)
+
+    def _plugin_may_call(self, module: str, cls: Symbol | None, name: str) -> bool:
+        """Whether plugin code may call the host function or method: it spells the name, and for a module
+        function also the host module's path or its package's below the top (an absolute import, the only way in);
+        a plugin function of the same name is its own."""
+        package = module.rpartition(".")[0]
+        return self.plugin_names(name) and (cls is not None or any(
+            self.plugin_names(m) for m in (module, package if "." in package else "") if m))
 
     def _def(self, module: str, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         return next((u.node for u in module_units(self.view.index, module) if u.qualname == qualname), None)
@@ -119,6 +132,57 @@ class HostPaths:
         if not stand_ins or any(name not in s.replaces for s in (*stand_ins, *self.derived(cls.path))):
             return True
         return any(name not in sub.obj.methods for sub in self._host_subclasses(cls) if hasattr(sub.obj, "methods"))
+
+    def _is_built(self, cls: Symbol, depth: int) -> bool:
+        """Whether instances of the host class `cls` (or of a host subclass) may exist once the plugin is
+        loaded. Not when the host names it only in class-path strings stored in a slot the plugin fills
+        with its own class (`config.worker_cls = "host.Worker"`, where the plugin's platform sets its
+        worker), or builds it by name only in host units that do not run (`ElasticExecutor(self)` in a
+        method of that worker); and no plugin class derives from it, and it is handed on nowhere else."""
+        if cls.path not in self._built:
+            self._built[cls.path] = True  # while deciding (a class built where it is itself used): built
+            self._built[cls.path] = self._decide_built(cls, depth)
+        return self._built[cls.path]
+
+    def _decide_built(self, cls: Symbol, depth: int) -> bool:
+        if depth > _DEPTH or self.derived(cls.path) or self.stand_ins(cls.path):
+            return True
+        index, top = self.view.index, self.view.resolver.top
+        by_slot = False
+        for q in "\"'":
+            for module in modules_mentioning(index, f"{q}{cls.path}{q}", top):
+                stored = _slot_strings(index.parsed(module), cls.path)
+                if stored is None or not stored <= self.slots:
+                    return True  # the path string goes somewhere not followed
+                by_slot = by_slot or bool(stored)
+        short = cls.path.rpartition(".")[2]
+        word = re.compile(rf"\b{re.escape(short)}\b")
+        found = [m for m in modules_mentioning(index, short, top) if word.search(index.source(m))]
+        if len(found) > _WIDE_CLASS:
+            return True
+        built_by_name = False
+        for module in found:
+            tree = index.parsed(module)
+            if tree is None or index.module_memo(module, ("class-as-value", short),
+                                                 lambda t=tree: _class_as_value(t, short)):
+                return True
+            lines = text_lines(index, module, f"{short}(")
+            for unit in module_units(index, module):
+                if not any(spans(unit, line) for line in lines):
+                    continue
+                walk = walk_unit(index, module, unit)
+                calls = [c for c in walk.calls if _called_name(c) == short]
+                inference = host_inference(self.view.resolver, module, unit, walk) if calls else None
+                for call in calls:
+                    callee = inference.callee(call.func) if inference is not None else None
+                    if callee is not None and callee.sym.path != cls.path:
+                        continue  # another class of that name
+                    if callee is None or self._runs((module, unit.qualname), depth + 1):
+                        return True
+                    built_by_name = True
+        if not by_slot and not built_by_name:
+            return True  # nothing in the host builds it: something we cannot see may
+        return any(self._is_built(sub, depth + 1) for sub in self._host_subclasses(cls))
 
     def _host_subclasses(self, cls: Symbol) -> Iterator[Symbol]:
         short = cls.path.rpartition(".")[2]
@@ -142,8 +206,9 @@ class HostPaths:
         out: list[Unit_] = []
         for where in found:
             if cls is None and where != module and not re.search(rf"\bimport\b[^\n]*\b{re.escape(name)}\b|"
+                                                                 rf"\bimport\s*\([^)]*\b{re.escape(name)}\b|"
                                                                  rf"\.{re.escape(name)}\b", index.source(where)):
-                continue  # neither imports the function nor reads it off its module
+                continue  # neither imports the function (also in a parenthesised list) nor reads it off its module
             lines = text_lines(index, where, name)
             for unit in module_units(index, where):
                 if not any(spans(unit, line) for line in lines) or f"{where}.{unit.qualname}" in self.replaced:
@@ -272,6 +337,33 @@ class HostPaths:
                         return None
                     out.extend(flows)
         return out
+
+
+def _slot_strings(tree: ast.Module | None, path: str) -> set[str] | None:
+    """The slots a module stores the class-path string `path` in (`x.worker_cls = "path"`, `worker_cls="path"`);
+    None when it spells the path any other way (a docstring aside)."""
+    if tree is None:
+        return None
+    out: set[str] = set()
+    docs = {id(b[0].value) for n in ast.walk(tree) if isinstance(b := getattr(n, "body", None), list) and b
+            and isinstance(b[0], ast.Expr) and isinstance(b[0].value, ast.Constant)}
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and node.value == path) or id(node) in docs:
+            continue
+        up = parents.get(id(node))
+        if isinstance(up, ast.Assign) and len(up.targets) == 1 and isinstance(up.targets[0], ast.Attribute):
+            out.add(up.targets[0].attr)
+        elif isinstance(up, ast.keyword) and up.arg:
+            out.add(up.arg)
+        else:
+            return None
+    return out
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def _references(unit: Unit, name: str, method: bool) -> Iterator[tuple[ast.expr, dict[int, ast.AST]]]:

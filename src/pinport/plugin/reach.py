@@ -238,6 +238,11 @@ class Lineage:
     handed_on: bool
     holders: tuple[tuple[ClassShape, str], ...] | None
     installed_as: tuple[str, ...] = ()  # host classes it is installed in place of (a class patch, register_oot)
+    # (plugin class, method, by path) of each host hook handing the class to the host: a method of a plugin class
+    # with host bases that returns the class (or its path string, `by path`), itself or through plugin functions
+    # returning it (`get_impl_cls()`, `get_device_communicator_cls()`): the host builds it where it calls the hook
+    hooks: tuple[tuple[ClassShape, str, bool], ...] = ()
+    swapped: tuple[str, ...] = ()  # host classes it stands in for while a plugin context manager's `with` block runs
 
 
 _INERT_CALLS = ("isinstance", "issubclass", "super", "type")
@@ -291,11 +296,13 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
         key = (module_of.get(r.site.path, r.plugin_module), r.site.line)
         installs.setdefault(key, []).append((f"{r.plugin_module}.{r.plugin_class}", r.host_class))
     installed: set[str] = set()
+    swapped: set[str] = set()
     handed_on = False
     holders: set[tuple[str, str]] = set()
     escaped = False
     returned: set[tuple[str, str, str]] = set()
     read = False
+    values: set[tuple[str, str, str, bool]] = set()
     seen: set[str] = set()
     while family - seen:
         todo = family - seen
@@ -312,25 +319,81 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
                 continue
             found = _references(plugin, module, tree, todo, installs)
             installed |= found.installed
+            swapped |= found.swapped
             family |= found.subclasses
             handed_on |= found.handed_on
             escaped |= found.escaped
             holders |= found.holders
             returned |= found.returned
             read |= bool(found.read)
+            values |= found.values
+    hooks: set[tuple[str, str, bool]] = set()
+    if values:  # the class itself returned: it reaches the host only through hooks the host calls
+        found_hooks = _value_hooks(plugin, values, shape_of)
+        handed_on |= found_hooks is None
+        hooks = found_hooks or set()
+        escaped |= bool(hooks)  # the host keeps what it builds wherever it likes
     if returned and not escaped:  # `return P(...)`: held wherever each call of that function keeps its result
         kept = _returned_holders(plugin, returned)
         escaped = kept is None
         holders |= kept or set()
-    if not holders and not escaped and not installed and not read:
+    if not holders and not escaped and not installed and not read and not swapped:
         # nothing in the plugin builds it or calls its methods off the class: loaded some way we cannot see
         handed_on = True
     shapes = tuple(s for p in sorted(family) if (s := shape_of(p)) is not None)
-    held = None if escaped or handed_on or installed else tuple(
+    held = None if escaped or handed_on or installed or swapped else tuple(
         (s, attr) for holder, attr in sorted(holders) if (s := shape_of(holder)) is not None)
     if held is not None and len(held) < len(holders):
         held = None  # a holder that is no plugin class we can shape
-    return Lineage(shapes, handed_on, held, tuple(sorted(installed)))
+    hook_shapes = tuple((s, name, by_path) for owner, name, by_path in sorted(hooks) if (s := shape_of(owner)) is not None)
+    return Lineage(shapes, handed_on, held, tuple(sorted(installed)), hook_shapes, tuple(sorted(swapped)))
+
+
+def _value_hooks(plugin: PluginModel, values: set[tuple[str, str, str, bool]], shape_of: Callable[[str], ClassShape | None],
+                 depth: int = 0) -> set[tuple[str, str, bool]] | None:
+    """(plugin class, method, by path) of the host hooks the functions `values` return a class through:
+    a method of a plugin class with host bases is one (the host calls it); a plugin function counts
+    when each plugin reference to it is a call returned as it is by another such function. None when
+    the class may reach the host some other way."""
+    if depth > _RETURN_DEPTH:
+        return None
+    out: set[tuple[str, str, bool]] = set()
+    further: set[tuple[str, str, str, bool]] = set()
+    for fn_module, cls, name, by_path in values:
+        if cls:
+            shape = shape_of(f"{fn_module}.{cls}")
+            if shape is None or not shape.host_bases:
+                return None  # a plugin class's own helper: its callers are not followed
+            out.add((shape.path, name, by_path))
+            continue
+        target, calls = f"{fn_module}.{name}", 0
+        for module in plugin.modules:
+            if name not in plugin.index.source(module):
+                continue
+            tree = plugin.index.parsed(module)
+            if tree is None:
+                return None
+            parent, classes, nodes, local_imports = plugin.index.module_memo(
+                module, "reference-map", lambda t=tree: _reference_map(t))
+            for node in nodes:
+                if not (isinstance(node, ast.Name) and node.id == name and _named_target(
+                        plugin, module, node, {target}, local_imports)):
+                    continue
+                call = parent.get(id(node))
+                returner = _returned_from(parent, classes, module, call) if isinstance(call, ast.Call) \
+                    and call.func is node else None
+                if returner is None:
+                    return None  # its result (or the function) goes somewhere not followed
+                calls += 1
+                further.add((*returner, by_path))
+        if not calls:
+            return None  # nothing in the plugin calls it: the host may
+    if further:
+        more = _value_hooks(plugin, further, shape_of, depth + 1)
+        if more is None:
+            return None
+        out |= more
+    return out
 
 
 class _References(NamedTuple):
@@ -341,6 +404,8 @@ class _References(NamedTuple):
     installed: set[str]
     returned: set[tuple[str, str, str]]  # (module, class qualname or "", function) returning a construction
     read: set[str]  # classes a plain method is read off (`P.__init__(self, ...)`): used, though never built
+    values: set[tuple[str, str, str, bool]]  # (module, class qualname or "", function, by path) returning the class
+    swapped: set[str]  # host classes it stands in for inside a context manager
 
 
 class _ReferenceMap(NamedTuple):
@@ -408,14 +473,19 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
     # kept per module: every override's lineage walks the modules spelling its class
     parent, classes, nodes, local_imports = plugin.index.module_memo(module, "reference-map",
                                                                      lambda: _reference_map(tree))
-    out = _References(set(), set(), False, False, set(), set(), set())
+    out = _References(set(), set(), False, False, set(), set(), set(), set(), set())
     handed_on = escaped = False
     bare = {t.rpartition(".")[2]: t for t in targets}
     for node in nodes:
         if isinstance(node, ast.Constant):
             value = node.value.replace(":", ".")
-            handed_on |= any(value == t or value == b or value.endswith(f".{b}") and not plugin.names.is_host(value)
-                             for b, t in bare.items())  # a host path names the host's class of that name
+            if any(value == t or value == b or value.endswith(f".{b}") and not plugin.names.is_host(value)
+                   for b, t in bare.items()):  # a host path names the host's class of that name
+                returner = _returned_from(parent, classes, module, node) if value in targets else None
+                if returner is not None:
+                    out.values.add((*returner, True))  # `return "pkg.mod.P"`: a class-path hook
+                else:
+                    handed_on = True
             continue
         if isinstance(node, ast.ClassDef) and node.name in bare and f"{module}.{classes[id(node)][:-1]}" in targets:
             handed_on |= any(_decorator_name(d) not in _INERT_DECORATORS for d in node.decorator_list)
@@ -445,10 +515,22 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
             escaped |= not plain
             out.read.update({named} if plain else ())
         elif hosts := [h for p, h in installs.get((module, _statement(parent, node).lineno), ()) if p in ("", named)]:
-            out.installed.update(hosts)  # the host builds it where it builds the class it replaces
+            # the host builds it where it builds the class it replaces; inside a context manager only for a while,
+            # and only where host code reads the class off its module then
+            (out.swapped if _in_context_manager(parent, node) else out.installed).update(hosts)
+        elif (returner := _returned_from(parent, classes, module, node)) is not None:
+            out.values.add((*returner, False))  # `return P`: followed to the hooks handing it to the host
         else:
-            handed_on = True  # passed, returned, assigned, listed: the host may get the class itself
-    return _References(out.subclasses, out.holders, handed_on, escaped, out.installed, out.returned, out.read)
+            handed_on = True  # passed, assigned, listed: the host may get the class itself
+    return _References(out.subclasses, out.holders, handed_on, escaped, out.installed, out.returned, out.read,
+                       out.values, out.swapped)
+
+
+def _in_context_manager(parent: dict[int, ast.AST], node: ast.AST) -> bool:
+    """Whether a node lies in a `@contextmanager` function: what it installs holds for a `with` block, at run
+    time, when host modules have long bound the names they import (`from mod import Cls`)."""
+    fn = _enclosing_function(parent, node)
+    return fn is not None and any(_decorator_name(d) == "contextmanager" for d in fn.decorator_list)
 
 
 def _plain_method(plugin: PluginModel, path: str, name: str) -> bool:
@@ -490,9 +572,9 @@ def _enclosing_function(parent: dict[int, ast.AST], node: ast.AST) -> ast.Functi
 
 
 def _returned_from(parent: dict[int, ast.AST], classes: dict[int, str], module: str,
-                   call: ast.Call) -> tuple[str, str, str] | None:
-    """(module, class qualname or "", function) when a call is returned as it is (`return P(...)`) by a
-    function or method (not a nested one); None otherwise."""
+                   call: ast.expr) -> tuple[str, str, str] | None:
+    """(module, class qualname or "", function) when an expression is returned as it is (`return P(...)`,
+    `return P`) by a function or method (not a nested one); None otherwise."""
     if not isinstance(parent.get(id(call)), ast.Return):
         return None
     fn = _enclosing_function(parent, call)
