@@ -155,6 +155,23 @@ def test_old_older_than_the_base_is_warned(synthetic: Synthetic, tmp_path: Path,
     assert "warning: --old 0.1.0 is older than the validated base 0.2.0 on rebase/hostlib_v2" in printed
 
 
+def test_a_new_older_than_old_is_refused_unless_asked(synthetic: Synthetic, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    """`--old 0.2.0 --new 0.1` is a typo far more often than a wish to go back: it is refused (one
+    line, exit 2, nothing written) before any host is read; --allow-downgrade plans it."""
+    out = tmp_path / "docs"
+    args = ["rebase", "--plugin", str(synthetic.root), "--old", "0.2.0", "--old-tree", str(synthetic.old_host),
+            "--new", "0.1", "--new-tree", str(synthetic.old_host),
+            "--out", str(out), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err == ("pinport: error: --new 0.1 is older than OLD 0.2.0: a rebase moves the hostlib pin forward "
+                   "(pass --allow-downgrade to plan the move back)\n")
+    assert not out.exists()
+    assert main([*args, "--allow-downgrade"]) == 1  # planned: the plugin's findings on the older host
+    assert "-> 0.1" in capsys.readouterr().out and (out / "REBASE_PLAN.md").is_file()
+
+
 def test_apply_then_the_gate_in_a_host_environment(synthetic: Synthetic, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture) -> None:
     import shutil

@@ -33,6 +33,7 @@ from .progress import progress_reporter
 @click.option("--gate", is_flag=True, help="with --apply: then run the no-GPU gate on the edited tree "
               "(`pinport gate`; a cached env with the host at NEW unless --gate-python)")
 @click.option("--gate-python", metavar="PATH", help="with --gate: run it with this interpreter (nothing installed)")
+@click.option("--allow-downgrade", is_flag=True, help="plan a move to a NEW older than OLD (refused otherwise)")
 @click.option("--no-stops", is_flag=True, help="skip scanning the releases between OLD and NEW")
 @click.option("--profile", help="built-in settings profile (e.g. arctic_inference)")
 @click.option("--host", "host", help="host package import name [default: vllm]")
@@ -42,7 +43,7 @@ from .progress import progress_reporter
 @click.pass_context
 def rebase_command(ctx: click.Context, plugin_spec: str | None, old_spec: str | None, new_spec: str | None,
                    old_tree: str | None, new_tree: str | None, out_dir: Path | None, apply_: bool, branch: bool, allow_dirty: bool, gate: bool,
-                   gate_python: str | None, no_stops: bool,
+                   gate_python: str | None, allow_downgrade: bool, no_stops: bool,
                    profile: str | None, host: str | None, cache_dir: Path | None, no_progress: bool) -> None:
     """Plan the rebase to NEW (and with --apply, start it): base choice, stops, pins, safe fixes,
     REBASE_REPORT.md, REBASE_PLAN.md, REBASE_TEST.md and EVOLUTION.md."""
@@ -51,7 +52,8 @@ def rebase_command(ctx: click.Context, plugin_spec: str | None, old_spec: str | 
     if gate_python and not gate:
         raise click.UsageError("--gate-python only makes sense with --gate")
     options = RebaseOptions(plugin_spec, old_spec, new_spec, old_tree, new_tree, apply_, branch, allow_dirty,
-                            gate or bool(gate_python), gate_python, not no_stops, profile, host, cache_dir)
+                            gate or bool(gate_python), gate_python, not no_stops, profile, host, cache_dir,
+                            allow_downgrade=allow_downgrade)
     with progress_reporter(enabled=not no_progress) as progress:
         rebase = run_rebase(options, progress)
     if out_dir is None:

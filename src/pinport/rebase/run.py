@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 from ..config import Settings, load_settings, read_pyproject
 from ..edits import Edit
 from ..errors import ConfigError, PinportError, SourceNotFound
@@ -63,6 +65,7 @@ class RebaseOptions:
     host: str | None = None
     cache_dir: Path | None = None
     cwd: Path = field(default_factory=Path.cwd)
+    allow_downgrade: bool = False  # a NEW older than OLD is refused unless asked for
 
 
 @dataclass
@@ -264,6 +267,8 @@ def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
         read_pin(settings, snapshot.read)
     if not old:
         raise ConfigError(f"{work_tree.label}: no exact {settings.host_dist} pin found; pass --old")
+    if not options.allow_downgrade:
+        _refuse_downgrade(settings.host_dist, old, new)
     if options.apply and not options.allow_dirty:
         if git is None:
             raise PinportError(f"{project}: not a git work tree; --apply needs one (or pass --allow-dirty)")
@@ -324,6 +329,18 @@ def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
             rebase.gate = _gate(rebase, options, work, project, cache)
     rebase.seconds = time.perf_counter() - started
     return rebase
+
+
+def _refuse_downgrade(dist: str, old: str, new: str) -> None:
+    """A rebase moves the pin forward: NEW older than OLD is almost always a typo (`--new 0.2` for
+    0.32), and would plan pin edits back to it; refused before anything is downloaded."""
+    try:
+        older = Version(new) < Version(old)
+    except InvalidVersion:  # a tree's label or a local name: nothing to compare
+        return
+    if older:
+        raise ConfigError(f"--new {new} is older than OLD {old}: a rebase moves the {dist} pin forward "
+                          "(pass --allow-downgrade to plan the move back)")
 
 
 def _apply(rebase: Rebase, project: Path, tree: SourceTree, settings: Settings, index_cache: IndexCache,
