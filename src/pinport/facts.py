@@ -23,7 +23,7 @@ from .model.callsites import CallSite
 from .model.host import HostView, receiving_params
 from .model.index import IndexCache, LazyModules
 from .model.inference import Inference
-from .model.nodes import walk_inner
+from .model.nodes import walk_inner, walk_tree
 from .model.resolve import CLASS, EXTERNAL, INERT_BASES, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, Param, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
@@ -447,7 +447,7 @@ class ScanFacts:
                 if attr not in self.plugin.index.source(module):
                     continue
                 tree = self.plugin.index.parsed(module)
-                for node in ast.walk(tree) if tree is not None else ():
+                for node in walk_tree(tree) if tree is not None else ():
                     if isinstance(node, ast.Constant) and node.value == attr:
                         return True
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(

@@ -12,6 +12,7 @@ import difflib
 from collections.abc import Iterator
 
 from ..findings import Finding, Kind, Severity
+from ..model.nodes import walk_tree
 from ..model.resolve import CLASS, FUNCTION, MODULE, Symbol
 from ..model.summary import BindingKind, ClassInfo, FunctionInfo
 from ..plugin.reach import names_used_as_classes
@@ -224,7 +225,7 @@ def _replacement_flags(ctx: ScanContext, module: str, name: str) -> list[str]:
     if gone is not None and gone.kind == FUNCTION and isinstance(gone.obj, FunctionInfo):
         node = ctx.other.function_node(gone)
         if node is not None:
-            read_by_old = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id.isupper()}
+            read_by_old = {n.id for n in walk_tree(node) if isinstance(n, ast.Name) and n.id.isupper()}
     if not wanted and not read_by_old:
         return []
     scored: list[tuple[float, str]] = []

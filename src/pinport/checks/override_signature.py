@@ -13,6 +13,7 @@ import ast
 from collections.abc import Iterator
 
 from ..findings import Finding, Kind, Location, Severity
+from ..model.nodes import walk_tree
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Symbol
 from ..model.summary import FunctionInfo, Param, ParamKind, has_var_keyword, has_var_positional
 from ..plugin.records import Patch, PatchKind
@@ -349,4 +350,4 @@ class SignaturesCheck:
         node = ctx.plugin.function_node(patch.plugin_module, patch.site.unit)
         if node is None:
             return True
-        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in walk_tree(node))

@@ -17,12 +17,12 @@ from collections.abc import Iterator
 from ..facts import ScanFacts
 from ..findings import Finding, Kind, Severity
 from ..model.host import HostView
+from ..model.nodes import branches
 from ..model.resolve import CLASS, EXTERNAL, INERT_BASES, Symbol
 from ..model.summary import ClassInfo
 from ..plugin.uses import (
     HostMethod,
     caught_names,
-    children,
     param_names,
     plugin_class_info,
     self_name,
@@ -160,7 +160,7 @@ class _NameChecker:
                     self.scopes[-1].names.add(node.name)
             elif kind is ast.MatchMapping and node.rest:
                 self.scopes[-1].names.add(node.rest)
-            for child in children(node):
+            for child in branches(node):  # contexts and operators bind and load nothing
                 self.visit(child)
 
 

@@ -16,6 +16,7 @@ from typing import NamedTuple
 from .binding import DATACLASS_DECORATORS
 from .host import HostView
 from .inference import function_node
+from .nodes import walk_tree
 from .resolve import ATTRIBUTE, CLASS, METHOD, Symbol
 from .summary import ClassAttr, ClassInfo, FunctionInfo
 
@@ -171,7 +172,7 @@ def _checked_values(view: HostView, callee: Symbol, name: str) -> frozenset[str]
     node = function_node(view.index, callee.module, callee.obj.line)
     if node is None:
         return None
-    for n in ast.walk(node):
+    for n in walk_tree(node):
         test = n.test if isinstance(n, ast.If | ast.Assert) else None
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
                 and test.left.id == name and isinstance(test.ops[0], ast.In | ast.NotIn):

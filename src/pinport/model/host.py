@@ -18,6 +18,7 @@ from .binding import BOUND, Callee
 from .callsites import modules_mentioning, text_lines
 from .index import CodeIndex
 from .inference import function_node, host_inference
+from .nodes import walk_tree
 from .resolve import (
     CLASS,
     EXTERNAL,
@@ -169,12 +170,12 @@ class HostView:
             if tree is None:
                 return False
             calls, annotated = set(), set()
-            for node in ast.walk(tree):
+            for node in walk_tree(tree):
                 if isinstance(node, ast.Call):
                     calls.add(id(node.func))
                 for part in _annotations(node):
-                    annotated.update(id(n) for n in ast.walk(part))
-            uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+                    annotated.update(id(n) for n in walk_tree(part))
+            uses = [n for n in walk_tree(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
             return bool(uses) and all(id(n) in calls or id(n) in annotated for n in uses)
         return self.memo(("only-called", module, name), build)
 
@@ -385,7 +386,7 @@ def receiving_params(callee: Callee, call: ast.Call, name: str) -> list[str]:
 def parameter_stores(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> set[str]:
     """Attributes one function sets on its parameter `param` itself (no call followed)."""
     found: set[str] = set()
-    for sub in ast.walk(node):
+    for sub in walk_tree(node):
         if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store) and isinstance(sub.value, ast.Name) \
                 and sub.value.id == param:
             found.add(sub.attr)

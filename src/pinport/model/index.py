@@ -93,6 +93,7 @@ class LazyModules(Mapping[str, ModuleSummary]):
         self._jobs = jobs
         self._cache = cache
         self._pending: list[tuple[str, bytes]] = []
+        self._digest: str | None = None
 
     def __getitem__(self, module: str) -> ModuleSummary:
         key = self._keys[module]
@@ -141,10 +142,13 @@ class LazyModules(Mapping[str, ModuleSummary]):
         return len(self._keys)
 
     def digest(self) -> str:
-        """Identity of the whole tree's content (not of the parser), for facts computed over every module."""
-        suffix = f":{MODEL_VERSION}"
-        return hashlib.blake2b("\n".join(f"{m}={k.removesuffix(suffix)}" for m, k in self._keys.items()).encode(),
-                               digest_size=16).hexdigest()
+        """Identity of the whole tree's content (not of the parser), for facts computed over every module;
+        computed once (the keys never change), as every stored fact's key asks for it."""
+        if self._digest is None:
+            suffix = f":{MODEL_VERSION}"
+            self._digest = hashlib.blake2b("\n".join(f"{m}={k.removesuffix(suffix)}" for m, k in self._keys.items())
+                                           .encode(), digest_size=16).hexdigest()
+        return self._digest
 
 
 class CodeIndex:

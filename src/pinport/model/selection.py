@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..findings import Location
 from .host import HostView
-from .nodes import chain, children
+from .nodes import chain, children, walk_tree
 from .parse import resolve_relative
 from .resolve import METHOD, Symbol
 from .summary import BindingKind, ClassAttr, FunctionInfo
@@ -236,7 +236,7 @@ def _reads(view: HostView, mod: str, expr: ast.AST, cls: ast.ClassDef | None, fn
            depth: int) -> None:
     """Environment variables, `self.X` assignments and config members an expression reads, into `sel`."""
     envs = set(view.env_modules)
-    for node in ast.walk(expr):
+    for node in walk_tree(expr):
         name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
         if name.isupper():
             sel.flags.add(name)
@@ -265,7 +265,7 @@ def _self_assignments(view: HostView, mod: str, cls: ast.ClassDef, attr: str) ->
     for method in cls.body:
         if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) and f"self.{attr}" in "\n".join(
                 lines[method.lineno - 1:method.end_lineno]):
-            for node in ast.walk(method):
+            for node in walk_tree(method):
                 if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None and any(
                         chain(t) == f"self.{attr}" for t in (node.targets if isinstance(node, ast.Assign)
                                                             else [node.target])):

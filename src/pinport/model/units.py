@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from .index import CodeIndex
-from .nodes import children
+from .nodes import inner_children, walk_tree
 from .parse import resolve_relative
 
 
@@ -126,9 +126,9 @@ def _walk_unit(unit: Unit) -> UnitWalk:
     stack: list[ast.AST] = list(unit.body)
     while stack:
         n = stack.pop()
-        stack.extend(children(n))
+        stack.extend(inner_children(n))  # the leaves (names, constants, operators) are none of the kinds below
         if type(n) not in _WALKED:
-            continue  # most nodes (names, constants, operators) are none of the kinds below
+            continue
         if isinstance(n, ast.Call):
             calls.append(n)
         elif isinstance(n, ast.Assign):
@@ -153,7 +153,7 @@ def _walk_unit(unit: Unit) -> UnitWalk:
         elif isinstance(n, ast.ExceptHandler) and n.name:
             shadowed.add(n.name)
         elif isinstance(n, ast.ClassDef):  # its methods' `super()` looks in its own bases, not the unit's class
-            nested_supers.update(id(c) for c in ast.walk(n) if isinstance(c, ast.Call) and isinstance(
+            nested_supers.update(id(c) for c in walk_tree(n) if isinstance(c, ast.Call) and isinstance(
                 c.func, ast.Name) and c.func.id == "super")
         if isinstance(n, ast.If | ast.IfExp) and _mentions_version(n.test):
             guarded.append((n.lineno, n.end_lineno or n.lineno, "a version test"))
@@ -168,7 +168,7 @@ def _walk_unit(unit: Unit) -> UnitWalk:
 
 def _mentions_version(test: ast.AST) -> bool:
     """Whether a condition looks like a host-version test (`vllm_version_is(...)`, `VERSION >= ...`)."""
-    for n in ast.walk(test):
+    for n in walk_tree(test):
         word = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
         if "version" in word.lower():
             return True

@@ -24,6 +24,7 @@ from ..model.callsites import (
 from ..model.host import HostView
 from ..model.index import CodeIndex
 from ..model.inference import Inference, host_inference, module_lookup
+from ..model.nodes import walk_tree
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import (
     ClassInfo,
@@ -389,7 +390,7 @@ def read_off_others(index: CodeIndex, module: str, attr: str) -> bool:
     def build() -> bool:
         tree = index.parsed(module)
         return tree is None or any(isinstance(n, ast.Attribute) and n.attr == attr and not (
-            isinstance(n.value, ast.Name) and n.value.id == "self") for n in ast.walk(tree))
+            isinstance(n.value, ast.Name) and n.value.id == "self") for n in walk_tree(tree))
     return index.module_memo(module, ("read-off-others", attr), build)
 
 
@@ -428,18 +429,18 @@ def _class_as_value(tree: ast.Module, name: str) -> bool:
     """Whether a module uses a class named `name` other than by calling it, testing against it,
     annotating or subclassing it (a registry entry, a factory argument: it may be built anywhere)."""
     inert: set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk_tree(tree):
         if isinstance(node, ast.Call):
             inert.add(id(node.func))
             if isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
-                inert.update(id(n) for a in node.args[1:] for n in ast.walk(a))
+                inert.update(id(n) for a in node.args[1:] for n in walk_tree(a))
         if isinstance(node, ast.ClassDef):  # a host subclass derives from the host's own class
-            inert.update(id(n) for b in node.bases for n in ast.walk(b))
+            inert.update(id(n) for b in node.bases for n in walk_tree(b))
         for annotation in (getattr(node, "annotation", None), getattr(node, "returns", None)):
             if isinstance(annotation, ast.AST):
-                inert.update(id(n) for n in ast.walk(annotation))
+                inert.update(id(n) for n in walk_tree(annotation))
     return any((isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name)
-               and isinstance(n.ctx, ast.Load) and id(n) not in inert for n in ast.walk(tree))
+               and isinstance(n.ctx, ast.Load) and id(n) not in inert for n in walk_tree(tree))
 
 
 def _is_super_call(node: ast.expr) -> bool:
@@ -470,18 +471,18 @@ def _named_dynamically(tree: ast.Module | None, name: str) -> bool:
     if tree is None:
         return True
     inert: set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk_tree(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             inert.add(id(body[0].value))  # a docstring
         elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and any(
                 isinstance(t, ast.Name) and t.id == "__all__"
                 for t in (node.targets if isinstance(node, ast.Assign) else [node.target])) and node.value is not None:
-            inert.update(id(n) for n in ast.walk(node.value))
+            inert.update(id(n) for n in walk_tree(node.value))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr" \
                 and len(node.args) == 2:
             inert.add(id(node.args[1]))
-    return any(isinstance(n, ast.Constant) and n.value == name and id(n) not in inert for n in ast.walk(tree))
+    return any(isinstance(n, ast.Constant) and n.value == name and id(n) not in inert for n in walk_tree(tree))
 
 
 def handed_on(view: HostView, patch: Patch) -> bool:
@@ -514,9 +515,9 @@ def _named_bare(tree: ast.Module | None, name: str) -> bool:
     """Whether a module reads the plain name `name` other than to call it (`hooks = [name]`)."""
     if tree is None:
         return True
-    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    called = {id(n.func) for n in walk_tree(tree) if isinstance(n, ast.Call)}
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in called
-               for n in ast.walk(tree))
+               for n in walk_tree(tree))
 
 
 def referenced_bare(index: CodeIndex, module: str, name: str) -> tuple[int, ...]:
@@ -539,7 +540,7 @@ def _bare_references(node: ast.AST, name: str) -> list[ast.Attribute]:
     called: set[int] = set()
     roots = node.body if isinstance(node, Unit) else [node]
     for root in roots:
-        for n in ast.walk(root):
+        for n in walk_tree(root):
             if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value is None
                                                   for c in n.comparators):
                 called.add(id(n.left))  # `x.name is None`: data, a method never is
@@ -551,7 +552,7 @@ def _bare_references(node: ast.AST, name: str) -> list[ast.Attribute]:
                 called.add(id(n.iter))  # iterated: data, never a method
             elif isinstance(n, ast.Subscript):
                 called.add(id(n.value))  # subscripted: data, never a method
-    return [n for root in roots for n in ast.walk(root) if isinstance(n, ast.Attribute) and n.attr == name
+    return [n for root in roots for n in walk_tree(root) if isinstance(n, ast.Attribute) and n.attr == name
             and isinstance(n.ctx, ast.Load) and id(n) not in called]
 
 
@@ -726,7 +727,7 @@ def _read_by_name(index: CodeIndex, module: str, attr: str) -> bool:
         tree = index.parsed(module)
         return tree is None or any(
             isinstance(n, ast.Call) and call_name(n) in ("getattr", "attrgetter") and any(
-                isinstance(a, ast.Constant) and a.value == attr for a in n.args) for n in ast.walk(tree))
+                isinstance(a, ast.Constant) and a.value == attr for a in n.args) for n in walk_tree(tree))
     return index.module_memo(module, ("read-by-name", attr), build)
 
 
@@ -796,7 +797,7 @@ def _self_stores(unit: Unit) -> dict[int, str]:
         return {}
     me = unit.node.args.args[0].arg
     out: dict[int, str] = {}
-    for node in ast.walk(unit.node):
+    for node in walk_tree(unit.node):
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
             node.target if isinstance(node, ast.AnnAssign) else None
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me \
@@ -814,7 +815,7 @@ def _attribute_uses(unit: Unit, attr: str) -> list[tuple[ast.expr | None, ast.Ca
     out: list[tuple[ast.expr | None, ast.Call | ast.Attribute | None]] = []
     for root in unit.body:
         parents: dict[int, ast.AST] = {}
-        for node in ast.walk(root):
+        for node in walk_tree(root):
             for child in ast.iter_child_nodes(node):
                 parents[id(child)] = node
             if not (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load)):

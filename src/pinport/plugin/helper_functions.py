@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 
 from ..model.index import CodeIndex
-from ..model.nodes import LEAVES, children, statements
+from ..model.nodes import inner_children, statements, walk_tree
 from ..model.parse import dotted, resolve_relative
 
 OOT = "register_oot"
@@ -21,7 +21,7 @@ OOT = "register_oot"
 def oot_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] | None:
     """For `def reg(base, cls): ... base.register_oot(cls)`: the positions of base and cls."""
     params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
-    for sub in ast.walk(node):
+    for sub in walk_tree(node):
         if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == OOT
                 and isinstance(sub.func.value, ast.Name) and sub.args and isinstance(sub.args[0], ast.Name)
                 and sub.func.value.id in params and sub.args[0].id in params):
@@ -42,7 +42,7 @@ def _stand_in_helpers(index: CodeIndex, module: str) -> dict[str, int]:
         if not isinstance(stmt, ast.FunctionDef):
             continue
         params = [a.arg for a in stmt.args.args]
-        for sub in ast.walk(stmt):
+        for sub in walk_tree(stmt):
             key = None
             if isinstance(sub, ast.Call) and dotted(sub.func) in ("sys.modules.setdefault",) and sub.args:
                 key = sub.args[0]
@@ -97,16 +97,15 @@ def probe_guarded(tree: ast.Module) -> set[str]:
                 and func.value.id in ("self", "cls") else "")
             if name:
                 sites.setdefault(name, []).append(probed)
-        for child in children(node):
-            if not isinstance(child, LEAVES):
-                walk(child, probed)
+        for child in inner_children(node):
+            walk(child, probed)
 
     walk(tree, False)
     return {name for name, guarded in sites.items() if guarded and all(guarded)}
 
 
 def _probes(test: ast.expr) -> bool:
-    return any(isinstance(n, ast.Call) and dotted(n.func).rpartition(".")[2] in _PROBES for n in ast.walk(test))
+    return any(isinstance(n, ast.Call) and dotted(n.func).rpartition(".")[2] in _PROBES for n in walk_tree(test))
 
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from ..model.callsites import modules_mentioning, modules_subclassing, text_lines
 from ..model.host import HostView
 from ..model.inference import host_inference
+from ..model.nodes import walk_tree
 from ..model.resolve import CLASS, Symbol
 from ..model.units import Unit, module_units, spans, walk_unit
 from .callers import named_dynamically
@@ -279,7 +280,7 @@ def _references(unit: Unit, name: str, method: bool) -> Iterator[tuple[ast.expr,
     parents: dict[int, ast.AST] = {}
     hits: list[ast.expr] = []
     for root in unit.body:
-        for node in ast.walk(root):
+        for node in walk_tree(root):
             for child in ast.iter_child_nodes(node):
                 parents[id(child)] = node
             if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load) or \

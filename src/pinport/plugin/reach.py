@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..model.nodes import walk_inner
+from ..model.nodes import walk_inner, walk_tree
 from ..model.resolve import CLASS, EXTERNAL, Resolver
 from ..model.summary import ClassInfo
 from .model import PluginModel
@@ -40,7 +40,7 @@ def _local_values(tree: ast.Module) -> set[str]:
     bases: set[int] = set()
     loads: list[ast.Name] = []
     out: set[str] = set()
-    for n in ast.walk(tree):  # one pass: this is the whole forked file
+    for n in walk_tree(tree):  # one pass: this is the whole forked file
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
             bases.add(id(n.value))
         elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
@@ -74,7 +74,7 @@ def unreached_classes(plugin: PluginModel, modules: set[str]) -> frozenset[tuple
         bound: set[str] = set()  # modules bound to a name here (`import m`, `from pkg import m`)
         sources: set[str] = set()  # modules something is imported from
         attributes: set[str] = set()
-        for node in ast.walk(tree) if tree is not None else ():
+        for node in walk_tree(tree) if tree is not None else ():
             if isinstance(node, ast.ImportFrom):
                 source = _absolute(plugin, module, node)
                 used |= {(source, a.name) for a in node.names}
@@ -149,7 +149,7 @@ def plugin_call_passing(plugin: PluginModel, calls_of: Callable[[str], ModuleCal
 
 def _fills_missing(fn: ast.AST) -> bool:
     """Whether a function sets attributes it first checks for (`if not hasattr(x, n): setattr(x, n, ...)`)."""
-    calls = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    calls = {n.func.id for n in walk_tree(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     return "hasattr" in calls and "setattr" in calls
 
 
@@ -163,7 +163,7 @@ def backfill_site(plugin: PluginModel, members: list[tuple[str, str]]) -> tuple[
             continue
         if _fills_missing(fn):
             return fn.lineno, f"`{qualname}` fills the attributes an early instance lacks"
-        for node in ast.walk(fn):
+        for node in walk_tree(fn):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                     and any(isinstance(a, ast.Name) and a.id == "self" for a in node.args):
                 helper = plugin.function_node(module, node.func.id)
@@ -180,7 +180,7 @@ def supported_platforms(plugin: PluginModel) -> frozenset[str]:
     for entry in plugin.entry_points:
         module, _, attr = entry.value.partition(":")
         fn = plugin.function_node(module.strip(), attr.strip()) if attr else None
-        for node in ast.walk(fn) if fn is not None else ():
+        for node in walk_tree(fn) if fn is not None else ():
             if not (isinstance(node, ast.If) and any(isinstance(n, ast.Raise) for n in node.body)):
                 continue
             test = node.test
@@ -202,7 +202,7 @@ def names_used_as_classes(plugin: PluginModel, path: str) -> frozenset[str]:
         if isinstance(node, ast.Tuple):
             return {n.id for n in node.elts if isinstance(n, ast.Name)}
         return set()
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in walk_tree(tree) if tree is not None else ():
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
                 "isinstance", "issubclass") and len(node.args) == 2:
             out |= names(node.args[1])
@@ -272,7 +272,7 @@ def _delegates(fn: ast.AST, name: str) -> bool:
     """Whether a method hands on to the implementation it overrides (`super().name(...)`,
     `Base.name(self, ...)`): the host's code of that method then still runs."""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name
-               and not (isinstance(n.func.value, ast.Name) and n.func.value.id == "self") for n in ast.walk(fn))
+               and not (isinstance(n.func.value, ast.Name) and n.func.value.id == "self") for n in walk_tree(fn))
 
 
 def lineage(plugin: PluginModel, resolver: Resolver, path: str,
@@ -388,13 +388,13 @@ def _reference_map(tree: ast.Module) -> _ReferenceMap:
             parent[id(child)] = node
             stack.append((child, prefix, scope))
         for annotation in _annotations(node):
-            inert.update(id(n) for n in ast.walk(annotation))
+            inert.update(id(n) for n in walk_tree(annotation))
         if _is_all(node):
-            inert.update(id(n) for n in ast.walk(node.value))
+            inert.update(id(n) for n in walk_tree(node.value))
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             inert.add(id(body[0].value))
-    nodes = tuple(n for n in ast.walk(tree) if id(n) not in inert and (
+    nodes = tuple(n for n in walk_tree(tree) if id(n) not in inert and (
         isinstance(n, ast.Constant) and isinstance(n.value, str) or isinstance(n, ast.ClassDef)
         or isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
         or isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and isinstance(n.ctx, ast.Load)))

@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ..model.index import CodeIndex
+from ..model.nodes import walk_tree
 from ..model.parse import resolve_relative
 from ..model.resolve import Resolver, Symbol
 from ..model.summary import Binding, BindingKind
@@ -53,12 +54,20 @@ class PluginNames:
     def __init__(self, index: CodeIndex, host: str) -> None:
         self.index = index
         self.host = host
+        self._bound: dict[tuple[str, str], str | None] = {}  # (module, name) -> `binding_path` from the top
 
     def is_host(self, path: str) -> bool:
         return path == self.host or path.startswith(self.host + ".")
 
     def binding_path(self, module: str, name: str, seen: frozenset[str] = frozenset()) -> str | None:
         """The absolute dotted path a module-level name of a plugin module stands for."""
+        if not seen:  # asked from the top (not inside a chain of re-exports): the same answer every time
+            if (module, name) not in self._bound:
+                self._bound[module, name] = self._binding_path(module, name, seen)
+            return self._bound[module, name]
+        return self._binding_path(module, name, seen)
+
+    def _binding_path(self, module: str, name: str, seen: frozenset[str]) -> str | None:
         key = f"{module}.{name}"
         if key in seen:
             return None
@@ -145,7 +154,7 @@ def _bound_names(body: list[ast.stmt]) -> set[str]:
             out.add(stmt.name)
         elif isinstance(stmt, ast.Assign | ast.AnnAssign):
             for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
-                out.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+                out.update(n.id for n in walk_tree(target) if isinstance(n, ast.Name))
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
             out.update(a.asname or a.name.split(".")[0] for a in stmt.names)
         else:

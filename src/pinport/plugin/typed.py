@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ..model.binding import BOUND, CALL, UNBOUND, Callee
 from ..model.inference import Inference, Lookup, Typed
-from ..model.nodes import chain, children, walk_inner
+from ..model.nodes import chain, children, walk_inner, walk_tree
 from ..model.parse import dotted
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import ClassInfo, FunctionInfo
@@ -138,7 +138,7 @@ class PluginTyping:
                 tree = index.parsed(mod) if mod in self.plugin.modules else None
                 found = any(isinstance(n, ast.Call) and chain(n.func).endswith(name) and
                             (cls := self.plugin_resolver.resolve_in(mod, chain(n.func))) is not None
-                            and cls.path == path for n in (ast.walk(tree) if tree is not None else ()))
+                            and cls.path == path for n in (walk_tree(tree) if tree is not None else ()))
                 if found:
                     break
             self._built[path] = found
@@ -175,8 +175,9 @@ class PluginTyping:
             tree = self.plugin.index.parsed(mod)
             for fn in (n for n in walk_inner(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) \
                     if tree is not None else ():
-                built = _local_constructions(fn)
-                for call in (n for n in walk_inner(fn) if isinstance(n, ast.Call)):
+                nodes = tuple(walk_inner(fn))
+                built = _local_constructions(nodes)
+                for call in (n for n in nodes if isinstance(n, ast.Call)):
                     cls = self.plugin_resolver.resolve_in(mod, chain(call.func)) if chain(call.func) else None
                     if cls is not None:
                         by_path.setdefault(cls.path, []).append((call, built))
@@ -335,11 +336,12 @@ def _forwarded_params(node: ast.FunctionDef | ast.AsyncFunctionDef, host_init: F
     return {}
 
 
-def _local_constructions(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
-    """Locals a function assigns exactly once, to a call (`sampler = Sampler(...)`): name -> that call."""
+def _local_constructions(nodes: tuple[ast.AST, ...]) -> dict[str, ast.expr]:
+    """Locals a function assigns exactly once, to a call (`sampler = Sampler(...)`): name -> that call
+    (`nodes`: the function's `walk_inner`)."""
     out: dict[str, ast.expr] = {}
     seen: set[str] = set()
-    for n in walk_inner(fn):
+    for n in nodes:
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
             name = n.targets[0].id
             if name in seen:
@@ -427,7 +429,7 @@ def _walk_conditions(unit: Unit) -> Iterator[tuple[ast.AST, bool, frozenset[str]
 def _probed(test: ast.AST) -> frozenset[str]:
     """Names a condition probes for: `hasattr(x, "name")` anywhere in it."""
     out = set()
-    for n in ast.walk(test):
+    for n in walk_tree(test):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and len(n.args) == 2 \
                 and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
             out.add(n.args[1].value)

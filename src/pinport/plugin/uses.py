@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..findings import Location
 from ..model.index import CodeIndex
-from ..model.nodes import chain, children, walk
+from ..model.nodes import branches, chain, walk_tree
 from ..model.parse import resolve_relative, signature_of
 from ..model.summary import ClassInfo, Param
 from .helper_functions import instance_method_setters
@@ -143,11 +143,11 @@ class _FactWalker:
         if handler is not None:
             handler(node)
         else:
-            for child in children(node):
+            for child in branches(node):  # no handler looks at a context or an operator
                 self.visit(child)
 
     def generic(self, node: ast.AST) -> None:
-        for child in children(node):
+        for child in branches(node):
             self.visit(child)
 
     def top(self, stmt: ast.stmt) -> None:
@@ -436,7 +436,7 @@ class _Known:
         found = self.stores.get(id(scope))
         if found is None:
             found = self.stores[id(scope)] = frozenset(
-                chain(n) for n in walk(scope) if isinstance(n, ast.Name | ast.Attribute)
+                chain(n) for n in walk_tree(scope) if isinstance(n, ast.Name | ast.Attribute)
                 and not isinstance(n.ctx, ast.Load))
         return found
 
@@ -555,7 +555,7 @@ def self_reads(node: ast.AST) -> dict[str, int]:
     me = first[0].arg if first else "self"
     reads: dict[str, int] = {}
     stores: set[str] = set()
-    for sub in ast.walk(node):
+    for sub in walk_tree(node):
         if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == me:
             if isinstance(sub.ctx, ast.Load):
                 line = getattr(sub, "lineno", 0)

@@ -10,7 +10,7 @@ import ast
 
 from ..config import Settings
 from ..findings import Location
-from ..model.nodes import LEAVES, children
+from ..model.nodes import inner_children, walk_tree
 from ..model.parse import dotted, function_info, resolve_relative, signature_of
 from ..model.summary import FunctionInfo
 from .helper_functions import OOT
@@ -65,9 +65,8 @@ class SurfaceWalker(ast.NodeVisitor):
     # -- helpers -------------------------------------------------------------------------------
     def generic_visit(self, node: ast.AST) -> None:
         """`ast.NodeVisitor`'s, in the same order, with the faster `children` and without the leaves."""
-        for child in children(node):
-            if not isinstance(child, LEAVES):
-                self.visit(child)
+        for child in inner_children(node):
+            self.visit(child)
 
     def loc(self, node: ast.AST) -> Location:
         line = getattr(node, "lineno", 0)
@@ -153,7 +152,7 @@ class SurfaceWalker(ast.NodeVisitor):
         if dotted(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
             guard = Guard.TYPE_CHECKING
         elif any("version" in (n.id if isinstance(n, ast.Name) else n.attr).lower()
-                 for n in ast.walk(node.test) if isinstance(n, ast.Name | ast.Attribute)):
+                 for n in walk_tree(node.test) if isinstance(n, ast.Name | ast.Attribute)):
             guard = Guard.VERSION
         else:
             guard = Guard.NONE
@@ -432,7 +431,7 @@ class SurfaceWalker(ast.NodeVisitor):
                 it.func.value, ast.Name) and it.func.value.id in self.tables and isinstance(target, ast.Tuple) \
                 and len(target.elts) == 2 and all(isinstance(e, ast.Name) for e in target.elts):
             key, value = (e.id for e in target.elts)  # type: ignore[attr-defined]
-            if any(_registers_by_name(n, key, value) for stmt in node.body for n in ast.walk(stmt)):
+            if any(_registers_by_name(n, key, value) for stmt in node.body for n in walk_tree(stmt)):
                 for name, cls, stmt in self.tables[it.func.value.id]:
                     plugin = self.plugin_class(cls)
                     host = self._named_host_base(*plugin, name) if plugin else None
