@@ -171,3 +171,34 @@ def test_vllm_ascend_profile_reads_the_pin_its_repository_states(files, expected
     settings = load_settings(tmp_path)  # the profile is chosen by the project's name
     assert settings.profile == "vllm_ascend"
     assert read_pin(settings, files.get) == expected
+
+
+KUNLUN_README = """
+## Prerequisites
+
+- **Software**:
+  - vLLM (same version as vllm-kunlun)
+
+### Version Matrix
+
+| Version | Release Type | Documentation |
+|---------|:------------:|:-------------:|
+| v0.11.0 | Latest stable version | [Quick Start](https://example.invalid/quick_start.html) |
+"""
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"README.md": KUNLUN_README}, "0.11.0"),  # a checkout's README: the matrix's latest stable line
+    ({"PKG-INFO": "Name: vllm-kunlun\nVersion: 0.11.1\n\n" + KUNLUN_README}, "0.11.0"),  # an sdist
+    # negative twins: without the same-version statement the matrix says nothing about vLLM; a row that is
+    # not the latest stable one is no pin; nothing stated, nothing read
+    ({"README.md": KUNLUN_README.replace("same version as vllm-kunlun", "any recent version")}, None),
+    ({"README.md": KUNLUN_README.replace("Latest stable version", "Deprecated")}, None),
+    ({"pyproject.toml": '[project]\ndependencies = ["torch"]\n'}, None),
+])
+def test_vllm_kunlun_profile_reads_the_pin_its_readme_states(files, expected, tmp_path):
+    from pinport.config import load_settings
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "vllm-kunlun"\n', encoding="utf-8")
+    settings = load_settings(tmp_path)  # the profile is chosen by the project's name
+    assert settings.profile == "vllm_kunlun"
+    assert read_pin(settings, files.get) == expected

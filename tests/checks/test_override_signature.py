@@ -577,3 +577,73 @@ def test_a_replacement_whose_failing_host_callers_the_plugin_replaces_stays_a_wa
     expect(result, ["PP0201 warning latent"])
     assert only(result, "PP0201").details[-1].startswith("no reachable call site in host 2.0 fails against the "
                                                          "override: the host callers that would are replaced")
+
+
+_HOST_CONFIG = """from dataclasses import InitVar, dataclass
+
+
+@dataclass
+class Config:
+    size: InitVar[int]
+    flag: InitVar[bool]
+
+    def __post_init__(self, size, flag):
+        pass
+
+
+def build():
+    return getattr(Config(1, True), "__post_init__")
+"""
+
+
+@pytest.mark.parametrize(("decorator", "fields", "expected"), [
+    # a plugin dataclass redeclaring the base's InitVar `size` as a plain field: its generated __init__
+    # hands __post_init__ only `flag`, which the override takes
+    ("@dataclass(kw_only=True)", "    size: int | None = None\n    flag: InitVar[bool] = False\n", []),
+    # negative twins: `size` still an InitVar, or the subclass no dataclass (its annotations are no fields,
+    # the base's __init__ passes both): `size` is missing
+    ("@dataclass(kw_only=True)", "    size: InitVar[int] = 0\n    flag: InitVar[bool] = False\n",
+     ["PP0101 warning latent"]),
+    ("", "    size: int | None = None\n", ["PP0101 warning latent"]),
+])
+def test_a_dataclass_post_init_takes_only_the_init_vars_of_the_class_built(decorator, fields, expected):
+    plugin = {PATCH: "from dataclasses import InitVar, dataclass\n\nfrom host.cfg import Config\n\n\n"
+              f"{decorator}\nclass MyConfig(Config):\n{fields}\n    def __post_init__(self, flag=False):\n"
+              "        pass\n"}
+    result = run_scan({"host/cfg.py": _HOST_CONFIG}, {"host/cfg.py": _HOST_CONFIG}, plugin,
+                      checks=(SignaturesCheck(),))
+    expect(result, expected)
+    if expected:
+        finding = only(result, "PP0101")
+        assert finding.args["param"] == "size" and finding.plugin.unit == "MyConfig.__post_init__"
+        assert (finding.new.path, finding.new.line) == ("host/cfg.py", 9)
+
+
+_HOST_REQUEST = """class Request:
+    def __init__(self, request_id, prompt, embeds=None):
+        pass
+
+
+def build(cls):
+    return cls("a", "b", None)
+"""
+
+
+@pytest.mark.parametrize(("params", "call", "expected"), [
+    # `*args` first and handed on to the base unchanged: a positional `embeds` reaches the base in place
+    ("*args, embeds=None, extra=None, **kwargs", "super().__init__(*args, **kwargs)", ["no PP0104"]),
+    # negative twins: the positionals are not handed on, or the override names some before `*args`
+    ("*args, embeds=None, **kwargs", "super().__init__(**kwargs)", ["PP0104 warning latent"]),
+    ("request_id, *args, embeds=None, **kwargs", "super().__init__(request_id, *args, **kwargs)",
+     ["PP0104 warning latent"]),
+])
+def test_keyword_only_beside_args_handed_on_to_the_base_binds_positionally(params, call, expected):
+    plugin = {PATCH: "from host.request import Request\n\n\nclass MyRequest(Request):\n"
+              f"    def __init__(self, {params}):\n        {call}\n"}
+    result = run_scan({"host/request.py": _HOST_REQUEST}, {"host/request.py": _HOST_REQUEST}, plugin,
+                      checks=(SignaturesCheck(),))
+    expect(result, expected)
+    if "no PP0104" not in expected:
+        finding = only(result, "PP0104")
+        assert finding.args["param"] == "embeds" and finding.plugin.unit == "MyRequest.__init__"
+        assert (finding.new.path, finding.new.line) == ("host/request.py", 2)

@@ -304,3 +304,19 @@ def test_moe_apply_overrides_are_info_where_only_a_replaced_runner_reaches_their
     runner = _at(result, "PP0101", "vllm_rbln/model_executor/layers/fused_moe/runner/moe_runner.py:106")
     assert sorted((f.level.value, f.args["param"]) for f in runner) == [("warning", "input_ids"),
                                                                         ("warning", "router_logits")]
+
+
+def test_vllm_kunlun_pin_read_from_its_readme():
+    """vllm-kunlun requires an unversioned vLLM; its README asks for "vLLM (same version as vllm-kunlun)" and
+    names the release line in its Version Matrix ("| v0.11.0 | Latest stable version |"). Release 0.11.1
+    carries that README, and its platform imports `_Backend` from `vllm.platforms.interface`, which vLLM
+    0.11.0 defines and 0.11.1 no longer does: the built-in vllm_kunlun profile reads 0.11.0."""
+    tree = release("vllm-kunlun", "0.11.1")
+    root = tree.project_root or tree.root
+    settings = load_settings(root)
+    read, listing = _reader(root)
+    assert settings.profile == "vllm_kunlun"
+    assert [s.requirement for s in find_pins(read, "vllm", listing) if s.exact] == []
+    assert read_pin(settings, read, listing, host_versions) == "0.11.0"
+    assert "from vllm.platforms.interface import DeviceCapability, Platform, PlatformEnum, _Backend" in \
+        (root / "vllm_kunlun/platforms/kunlun.py").read_text(encoding="utf-8")

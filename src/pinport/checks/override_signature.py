@@ -146,6 +146,8 @@ class SignaturesCheck:
         plugin_as_method = as_method and patch.wrapper != "staticmethod"
         b_params = _bound(base.obj, as_method)
         o_params = _bound(fn, plugin_as_method)
+        if patch.name == "__post_init__":
+            b_params = self._init_vars(ctx, patch, base, b_params)
         # a `*args`/`**kwargs` of the override binds by position or keyword, never by its own name: a base
         # parameter named `args` is absorbed by it (or missing), not the same parameter of another kind
         o_by_name = {p.name: p for p in o_params if p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)}
@@ -280,7 +282,8 @@ class SignaturesCheck:
             op = o_by_name.get(bp.name)
             if op is None or bp.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
                 continue
-            if bp.kind != op.kind and (bp.kind is ParamKind.POSITIONAL_OR_KEYWORD or op.kind is ParamKind.POSITIONAL_ONLY):
+            if bp.kind != op.kind and (bp.kind is ParamKind.POSITIONAL_OR_KEYWORD or op.kind is ParamKind.POSITIONAL_ONLY) \
+                    and not (op.kind is ParamKind.KEYWORD_ONLY and self._forwards_positionals(ctx, patch, o_params)):
                 yield finding(PARAM_KIND, f"make `{bp.name}` {_KIND_WORDS[bp.kind]} like the base",
                               param=bp.name, base_kind=_KIND_WORDS.get(bp.kind, "?"),
                               plugin_kind=_KIND_WORDS.get(op.kind, "?"))
@@ -297,6 +300,36 @@ class SignaturesCheck:
         if not cls_name:
             return 0
         return ctx.facts.plugin_call_passing(cls_name, patch.name, position, op.name)
+
+    @staticmethod
+    def _init_vars(ctx: ScanContext, patch: Patch, base: Symbol, params: tuple[Param, ...]) -> tuple[Param, ...]:
+        """What a dataclass's generated `__init__` hands `__post_init__`: its `InitVar` fields. A plugin
+        dataclass (decorated as `dataclass`, or as its host base is) that redeclares a base `InitVar` as a
+        plain field no longer passes it, so the override need not take it."""
+        info = plugin_class_info(ctx.plugin.index, patch.plugin_module, patch.via) if patch.via else None
+        owner = ctx.host.resolve(base.owner) if base.owner else None
+        if info is None or owner is None or not hasattr(owner.obj, "decorators"):
+            return params
+        makers = {"dataclass"} | {d.rpartition(".")[2] for d in owner.obj.decorators}
+        if not any(d.partition("(")[0].rpartition(".")[2] in makers for d in info.decorators):
+            return params
+        plain = {name for name, attr in info.attributes.items() if attr.annotation is not None
+                 and not attr.annotation.replace("dataclasses.", "").startswith("InitVar")}
+        return tuple(p for p in params if p.name not in plain)
+
+    @staticmethod
+    def _forwards_positionals(ctx: ScanContext, patch: Patch, params: tuple[Param, ...]) -> bool:
+        """`def m(self, *args, kw=None, **kwargs): ... super().m(*args, ...)`: every positional argument goes
+        to the base unchanged, so a base parameter the override names keyword-only still binds positionally."""
+        if not params or params[0].kind is not ParamKind.VAR_POSITIONAL:
+            return False
+        node = ctx.plugin.function_node(patch.plugin_module, patch.site.unit)
+        star = params[0].name
+        return node is not None and any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == patch.name
+            and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name)
+            and n.func.value.func.id == "super" and n.args and isinstance(n.args[0], ast.Starred)
+            and isinstance(n.args[0].value, ast.Name) and n.args[0].value.id == star for n in ast.walk(node))
 
     @staticmethod
     def _absorbed(p: Param, var_pos: bool, var_kw: bool) -> bool:
