@@ -44,7 +44,7 @@ def _fields(cls: type, table: dict[type, tuple[str, ...]]) -> tuple[str, ...]:
 
 def _children(node: ast.AST, table: dict[type, tuple[str, ...]]) -> list[ast.AST]:
     out: list[ast.AST] = []
-    for name in _fields(type(node), table):
+    for name in table.get(type(node)) or _fields(type(node), table):
         value = getattr(node, name, None)
         if type(value) is list:
             out.extend([v for v in value if isinstance(v, ast.AST)])
@@ -81,7 +81,7 @@ def inner_children(node: ast.AST) -> list[ast.AST]:
     """`children` without the `LEAVES`, in the same order."""
     out: list[ast.AST] = []
     leaves = _LEAF_TYPES
-    for name in _fields(type(node), _INNER_FIELDS):
+    for name in _INNER_FIELDS.get(type(node)) or _fields(type(node), _INNER_FIELDS):
         value = getattr(node, name, None)
         if type(value) is list:
             out.extend([v for v in value if type(v) not in leaves and isinstance(v, ast.AST)])

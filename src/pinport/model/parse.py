@@ -324,7 +324,7 @@ class _ModuleVisitor:
             hits = _self_assignments(source_text)
             for info in s.classes.values():
                 self.assign_instance_attrs(info, hits)
-        for line, match in _with_lines(source_text, _GLOBAL.finditer(source_text)):
+        for line, match in _line_matches(source_text, _GLOBAL, "global"):
             for name in match.group(1).split(","):
                 name = name.strip()
                 if name and name not in s.bindings:
@@ -377,6 +377,23 @@ def _with_lines(text: str, matches: Iterable[re.Match[str]]) -> Iterator[tuple[i
         yield line, match
 
 
+def _line_matches(text: str, pattern: re.Pattern[str], needle: str) -> Iterator[tuple[int, re.Match[str]]]:
+    """(1-based line, match) of `pattern` at the start of each line holding `needle`, in text order: what
+    `_with_lines(text, pattern.finditer(text))` yields for a MULTILINE pattern that starts with `^` and
+    never crosses a line end, without trying it at every other line start."""
+    line, last, pos = 1, 0, text.find(needle)
+    while pos >= 0:
+        start = text.rfind("\n", 0, pos) + 1
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        match = pattern.match(text, start, end)
+        if match is not None:
+            line += text.count("\n", last, start)
+            last = start
+            yield line, match
+        pos = text.find(needle, end)
+
+
 def _is_self_assignment(text: str, m: re.Match[str]) -> bool:
     """Drop `myself.x =`, `a.self.x =`, and annotation-shaped matches inside expressions.
 
@@ -398,7 +415,7 @@ def _self_assignments(text: str) -> list[tuple[int, str, str]]:
             for line, m in _with_lines(text, _SELF_ASSIGN.finditer(text)) if _is_self_assignment(text, m)]
     if _SELF_TUPLE_HINT.search(text):
         known = {(line, name) for line, name, _ in hits}  # the last element also matches one by one
-        for line, m in _with_lines(text, _SELF_TUPLE.finditer(text)):
+        for line, m in _line_matches(text, _SELF_TUPLE, "self."):  # a line without it adds no name
             parts = [_SELF_TARGET.fullmatch(part.strip()) for part in m.group(1).split(",")]
             if not all(parts) and m.group(2)[-1:] not in (" ", "\t"):
                 continue  # `f(\n    self.x, y=2)`: a keyword argument, not a mixed tuple target (`self.x, y = ...`)
