@@ -736,7 +736,7 @@ def _class_aliases(tree: ast.Module, name: str, off_module: bool = False) -> tup
     return tuple(sorted(out))
 
 
-def _class_as_value(tree: ast.Module, name: str, off_module: bool = False) -> bool:
+def class_as_value(tree: ast.Module, name: str, off_module: bool = False) -> bool:
     """Whether a module uses a class named `name` other than by calling it, testing against it,
     annotating or subclassing it (a registry entry, a factory argument: it may be built anywhere);
     with `off_module`, only a read off another object (`mod.Cls`) counts."""
@@ -871,7 +871,7 @@ def handed_on(view: HostView, patch: Patch) -> bool:
         return len(_inheriting(view, owner, "")) > 1 or any(
             named_dynamically(index, m, short) for q in "\"'" for m in modules_mentioning(index, f"{q}{short}{q}", top)
         ) or any(index.module_memo(m, ("class-as-value", short), lambda m=m: (t := index.parsed(m)) is None
-                                   or _class_as_value(t, short)) for m in modules_mentioning(index, short, top))
+                                   or class_as_value(t, short)) for m in modules_mentioning(index, short, top))
     if any(named_dynamically(index, m, name) for q in "\"'" for m in modules_mentioning(index, f"{q}{name}{q}", top)):
         return True
     if any(referenced_bare(index, m, name) for m in modules_mentioning(index, f".{name}", top)):
@@ -1140,7 +1140,7 @@ def _stored_constructions(view: HostView, cls: Symbol, replaced: frozenset[str])
         if not word.search(index.source(module)):
             continue
         tree = index.parsed(module)
-        if tree is None or index.module_memo(module, ("class-as-value", short), lambda t=tree: _class_as_value(t, short)):
+        if tree is None or index.module_memo(module, ("class-as-value", short), lambda t=tree: class_as_value(t, short)):
             return None
         lines = text_lines(index, module, f"{short}(")
         for unit in module_units(index, module):

@@ -24,7 +24,7 @@ from ..model.inference import host_inference
 from ..model.nodes import walk_tree
 from ..model.resolve import CLASS, Symbol
 from ..model.units import Unit, module_units, spans, walk_unit
-from .callers import _class_as_value, named_dynamically
+from .callers import class_as_value, named_dynamically
 from .reach import ClassShape
 
 _DEPTH = 8  # callers followed before a chain counts as running
@@ -164,7 +164,7 @@ class HostPaths:
         for module in found:
             tree = index.parsed(module)
             if tree is None or index.module_memo(module, ("class-as-value", short),
-                                                 lambda t=tree: _class_as_value(t, short)):
+                                                 lambda t=tree: class_as_value(t, short)):
                 return True
             lines = text_lines(index, module, f"{short}(")
             for unit in module_units(index, module):
