@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -367,14 +367,10 @@ def _value_hooks(plugin: PluginModel, values: set[tuple[str, str, str, bool]], s
             out.add((shape.path, name, by_path))
             continue
         target, calls = f"{fn_module}.{name}", 0
-        for module in plugin.modules:
-            if name not in plugin.index.source(module):
-                continue
-            tree = plugin.index.parsed(module)
-            if tree is None:
+        for module, references in _references_naming(plugin, name):
+            if references is None:
                 return None
-            parent, classes, nodes, local_imports = plugin.index.module_memo(
-                module, "reference-map", lambda t=tree: _reference_map(t))
+            parent, classes, nodes, local_imports = references
             for node in nodes:
                 if not (isinstance(node, ast.Name) and node.id == name and _named_target(
                         plugin, module, node, {target}, local_imports)):
@@ -433,6 +429,17 @@ def _function_imports(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, a
             out |= {(a.asname or a.name.partition(".")[0]): node for a in node.names}
         todo.extend(ast.iter_child_nodes(node))
     return out
+
+
+def _references_naming(plugin: PluginModel, name: str) -> Iterator[tuple[str, tuple | None]]:
+    """Each plugin module whose text spells `name`, with its reference map (`_reference_map`, kept per
+    module); None in place of the map for a module that does not parse."""
+    for module in plugin.modules:
+        if name not in plugin.index.source(module):
+            continue
+        tree = plugin.index.parsed(module)
+        yield module, None if tree is None else plugin.index.module_memo(
+            module, "reference-map", lambda t=tree: _reference_map(t))
 
 
 def _reference_map(tree: ast.Module) -> _ReferenceMap:
@@ -597,14 +604,10 @@ def _returned_holders(plugin: PluginModel, returned: set[tuple[str, str, str]],
     for fn_module, cls, name in returned:
         target = f"{fn_module}.{cls}.{name}" if cls else f"{fn_module}.{name}"
         calls = 0
-        for module in plugin.modules:
-            if name not in plugin.index.source(module):
-                continue
-            tree = plugin.index.parsed(module)
-            if tree is None:
+        for module, references in _references_naming(plugin, name):
+            if references is None:
                 return None
-            parent, classes, nodes, local_imports = plugin.index.module_memo(
-                module, "reference-map", lambda t=tree: _reference_map(t))
+            parent, classes, nodes, local_imports = references
             for node in nodes:
                 if cls and isinstance(node, ast.Attribute) and node.attr == name:
                     fn = _enclosing_function(parent, node)
