@@ -339,6 +339,9 @@ class Settings:
     fork_threshold: float = setting(0.5, fraction)
     forks: tuple[tuple[str, str], ...] = setting((), _forks)  # declared (plugin file, host file) pairs
     rebase_branch_pattern: str = setting("rebase/*", nonempty)
+    # requirements the rebase keeps in step with the host's own at NEW (`torch` for vLLM): a plugin
+    # pinning another version than its host needs does not install
+    aligned_requirements: tuple[str, ...] = setting((), strings(nonempty))
     # a rebase branch whose tree holds one of these files (anywhere) is a completed, validated rebase
     validation_records: tuple[str, ...] = setting(("REBASE_TEST.md", "REBASE_REPORT.md"), strings(nonempty))
     # where the rebase documents link host evidence: a template with {version}, {path} and {line}

@@ -89,6 +89,7 @@ TOOL = """
 host = "hostlib"
 plugin-package = "demo_plugin"
 rebase-branch-pattern = "rebase/hostlib_v*"
+aligned-requirements = ["torch", "protobuf"]
 patch-helpers = ["ArcticPatch"]
 pin-sources = [{kind = "requirement", extra = "host"}]
 """

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 
 from pinport.config import PinSource, Settings
 from pinport.rebase.pins import host_requirements, plan_pins
 
 SETTINGS = Settings(pin_sources=(PinSource("regex", file="plug/version.py", pattern=r"PIN = '([^']+)'"),
-                                 PinSource("requirement", extra="vllm")))
+                                 PinSource("requirement", extra="vllm")),
+                    aligned_requirements=("torch", "protobuf"))
 METADATA = ("Name: vllm\nRequires-Dist: torch==2.14.0\nRequires-Dist: protobuf!=6.30.*,>=5.29.6\n"
             "Requires-Dist: pytest; extra == 'test'\n")
 
@@ -61,6 +63,19 @@ def test_every_statement_of_the_pin_and_only_the_version_characters() -> None:
     assert 'legacy = ["vllm==0.18.0", "torch==2.10.0"]' in plan.texts["pyproject.toml"][1]
     identities = [e.finding.fingerprint for e in plan.edits]
     assert len(set(identities)) == len(identities)
+
+
+def test_only_the_requirements_the_settings_name_are_aligned() -> None:
+    """Which requirements follow the host is a setting (the vLLM profile's torch and protobuf), not a constant."""
+    def packages(aligned: tuple[str, ...]) -> list[tuple[str, str]]:
+        settings = replace(SETTINGS, aligned_requirements=aligned)
+        plan = plan_pins(settings, sorted(FILES), FILES.get, old="0.26.0", new="0.33.0",
+                         host_label="vllm 0.33.0", metadata=METADATA)
+        return sorted({(e.package, e.finding.code) for e in plan.edits})
+
+    unaligned = [("vllm", "PP0020"), ("vllm", "PP0023")]
+    assert packages(()) == unaligned
+    assert packages(("Torch",)) == sorted([*unaligned, ("torch", "PP0021")])  # names compare canonically
 
 
 def test_already_at_new_is_no_edit_and_metadata_extras_are_not_requirements() -> None:

@@ -42,8 +42,6 @@ SEPARATE_PIN = Kind("PP0023", "SeparateHostPin", "{what} pins {dist}=={version},
 
 KINDS = (HOST_PIN_STALE, BUILD_PIN_MISMATCH, BUILD_PIN_LOOSE, SEPARATE_PIN)
 
-ALIGNED = ("torch", "protobuf")  # what phase 0 keeps in step with the host's own requirements
-
 
 @dataclass(frozen=True)
 class PinEdit:
@@ -152,6 +150,7 @@ class _Planner:
         self.settings, self.old, self.new, self.host_label = settings, old, new, host_label
         self.dist = settings.host_dist
         self.required = host_requirements(metadata)
+        self.aligned = {canonicalize_name(name) for name in settings.aligned_requirements}
         self.edits: list[PinEdit] = []
 
     def _edit(self, path: str, line: int, what: str, package: str, before: str, after: str,
@@ -212,7 +211,7 @@ class _Planner:
                     continue
                 replacement = str(item).replace(pin, self.new, 1)
                 kind, args = HOST_PIN_STALE, {"what": what, "dist": self.dist, "old": pin, "new": self.new}
-            elif align and name in ALIGNED and name in self.required:
+            elif align and name in self.aligned and name in self.required:
                 required = self.required[name]
                 kind = _judge_aligned(req, required)
                 if kind is None:
