@@ -78,6 +78,15 @@ def test_function_node_by_qualified_name(tmp_path):
     assert m.function_node("plug.nope", "f") is None
 
 
+def test_functions_in_a_module_in_source_order_with_or_without_nested_defs(tmp_path):
+    m = load_plugin_model(index(tmp_path, PLUGIN), Settings())
+    assert [(name, node.lineno) for name, node in m.functions_in("plug.a")] == [
+        ("RunnerPatch.step", 3), ("RunnerPatch.step.inner", 4), ("RunnerPatch.Nested.go", 7), ("top", 9)]
+    assert [name for name, _ in m.functions_in("plug.a", nested=False)] == [
+        "RunnerPatch.step", "RunnerPatch.Nested.go", "top"]
+    assert m.functions_in("plug.broken") == []
+
+
 def test_the_surface_is_discovered_once_per_plugin_content_and_settings(tmp_path, monkeypatch):
     """With an index cache, the discovered surface is kept under the plugin's content, its modules
     and the settings: the next load reads it back (equal, no walk); other settings walk again."""

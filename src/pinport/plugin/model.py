@@ -12,6 +12,8 @@ from .discover import discover
 from .project import EntryPoint, find_packages, host_entry_points
 from .surface import PluginNames, PluginSurface
 
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
 
 @dataclass
 class PluginModel:
@@ -29,24 +31,31 @@ class PluginModel:
         return self.index.label
 
     @cached_property
-    def _functions(self) -> dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef]:
-        out: dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef] = {}
-        for module in self.modules:
-            tree = self.index.parsed(module)
-            if tree is None:
-                continue
-            stack: list[tuple[list[ast.stmt], str]] = [(tree.body, "")]
-            while stack:
-                body, prefix = stack.pop()
-                for node in body:
-                    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                        qual = f"{prefix}{node.name}"
-                        if not isinstance(node, ast.ClassDef):
-                            out[(module, qual)] = node
-                        stack.append((node.body, qual + "."))
+    def _functions(self) -> dict[tuple[str, str], FunctionNode]:
+        return {(module, qualname): node for module in self.modules
+                for qualname, node in self.functions_in(module)}
+
+    def functions_in(self, module: str, *, nested: bool = True) -> list[tuple[str, FunctionNode]]:
+        """The defs of one module with their qualified names ("Cls.meth", "Cls.meth.inner"), in source
+        order; `nested=False` leaves out functions defined inside functions. [] where it does not parse."""
+        tree = self.index.parsed(module)
+        if tree is None:
+            return []
+        out: list[tuple[str, FunctionNode]] = []
+
+        def walk(body: list[ast.stmt], prefix: str) -> None:
+            for node in body:
+                if isinstance(node, ast.ClassDef):
+                    walk(node.body, f"{prefix}{node.name}.")
+                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    out.append((prefix + node.name, node))
+                    if nested:
+                        walk(node.body, f"{prefix}{node.name}.")
+
+        walk(tree.body, "")
         return out
 
-    def function_node(self, module: str, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    def function_node(self, module: str, qualname: str) -> FunctionNode | None:
         """The parsed def of a plugin function by module and qualified name ("Cls.meth")."""
         return self._functions.get((module, qualname))
 

@@ -202,19 +202,11 @@ def find_selectors(plugin: PluginModel, host: str) -> tuple[Selector, ...]:
         if not any(leaf in source for leaves in groups.values() for leaf in leaves):
             continue
         tree = plugin.index.parsed(module)
-        if tree is None:
-            continue
-        stack: list[tuple[list[ast.stmt], str]] = [(tree.body, "")]
-        while stack:
-            body, prefix = stack.pop()
-            for node in body:
-                if isinstance(node, ast.ClassDef):
-                    stack.append((node.body, f"{prefix}{node.name}."))
-                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    found = _selector(module, prefix + node.name, node, groups)
-                    if found is not None:
-                        originals = _originals(tree, host, _copied_name(plugin, found.copies))
-                        out.append(replace(found, originals=originals))
+        for qualname, node in plugin.functions_in(module, nested=False):
+            found = _selector(module, qualname, node, groups)
+            if found is not None:
+                originals = _originals(tree, host, _copied_name(plugin, found.copies))
+                out.append(replace(found, originals=originals))
     return tuple(sorted(out, key=lambda s: (s.module, s.line)))
 
 
