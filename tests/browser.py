@@ -20,6 +20,9 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-default-apps", "--disable-extensions"]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+# Playwright waits 30 s for a page or an element by default; a large report on a machine whose two cores
+# are busy with the rest of the suite has been seen to need longer, so the tests wait up to two minutes.
+LOADED_MS = 120_000
 
 
 def require_chromium() -> None:
@@ -39,6 +42,7 @@ def browser_page(width: int = 1280, height: int = 900) -> Iterator[tuple[object,
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
             context = browser.new_context(viewport={"width": width, "height": height}, offline=True)
+            context.set_default_timeout(LOADED_MS)
             page = context.new_page()
             errors: list[str] = []
             page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
