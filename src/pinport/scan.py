@@ -234,6 +234,7 @@ def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext], 
     tasks = _tasks(checks)
     for ctx in sides:
         ctx.host.index.load_text()  # once, before the fork, instead of once per process
+        ctx.host.index.share_with_siblings()
     facts = sides[0].facts
     facts.load_plugin_side()  # the plugin facts nearly every check reads: built once, inherited
     for name in _BUILT_FIRST:

@@ -177,6 +177,22 @@ def test_lazy_summaries_are_built_on_first_access_and_cached(tmp_path, monkeypat
     assert "K" in again.modules["host.mod"].classes and seen == ["host.mod"]
 
 
+def test_a_process_sharing_with_siblings_reads_the_summaries_they_wrote(tmp_path, monkeypatch):
+    """Two processes judging the same trees (the scan's forked worker): a summary one of them built
+    reaches the other through the cache, written within a few, instead of being built twice."""
+    cache = IndexCache(tmp_path / "index.sqlite")
+    files = {**FILES, **{f"host/m{i}.py": f"def f{i}(): pass\n" for i in range(4)}}
+    first, second = (load_index(tree(tmp_path / "t", files), cache) for _ in range(2))  # separate memos
+    for idx in (first, second):
+        idx.share_with_siblings()
+    for module in ("host.mod", "host.m0", "host.m1", "host.m2"):
+        first.modules[module]  # noqa: B018 (four built: written without waiting for the end of the scan)
+    monkeypatch.setattr(index_mod, "_summary_of", raise_if_called)
+    assert "K" in second.modules["host.mod"].classes and "f2" in second.modules["host.m2"].functions
+    with pytest.raises(AssertionError, match="re-parsed host.m3"):
+        second.modules["host.m3"]  # noqa: B018 (nobody wrote it: built here)
+
+
 def test_catalog_comes_from_text_without_summaries(tmp_path, monkeypatch):
     files = {"host/__init__.py": "", "host/a.py": "class Thing:\n    pass\n\nFLAG_X: bool = True\n",
              "host/envs.py": "env = {'VLLM_Y': 1}\n\ndef __getattr__(name):\n    return env[name]\n"}

@@ -5,7 +5,8 @@ import textwrap
 import pytest
 
 from harness import signature
-from pinport.model.parse import dotted, resolve_relative, summarize
+from pinport.model import parse
+from pinport.model.parse import dotted, parse_module, resolve_relative, summarize
 from pinport.model.summary import BindingKind, ParamKind
 
 
@@ -444,3 +445,22 @@ def test_syntax_error_yields_a_summary():
 def test_bytes_with_bad_encoding_still_parse():
     s = summarize(b"X = '\xff'\nclass C: pass\n", "m", False)
     assert s.syntax_error == "" and "C" in s.classes and s.line_count == 2
+
+
+def test_a_tree_just_summarised_is_handed_to_the_next_parse_of_that_text_once():
+    """A check asking for the whole tree of a module whose summary was just built gets that tree,
+    not a second parse; the next request parses again (the first caller keeps its tree)."""
+    text = "class K:\n    def f(self):\n        return 1\n"
+    summarize(text, "m", False)
+    first = parse_module(text)
+    assert first is not None and parse_module(text) is not first
+    assert [n.name for n in first.body] == ["K"]
+
+
+def test_only_the_last_few_summarised_trees_are_kept():
+    texts = [f"x{i} = {i}\n" for i in range(parse._RECENT_LIMIT + 5)]
+    for i, text in enumerate(texts):
+        summarize(text, f"m{i}", False)
+    assert len(parse._RECENT_TREES) == parse._RECENT_LIMIT
+    assert texts[0] not in parse._RECENT_TREES and texts[-1] in parse._RECENT_TREES
+    assert parse_module("def broken(:\n") is None

@@ -13,6 +13,7 @@ import ast
 import re
 import warnings
 from bisect import bisect_left, bisect_right
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
 from ..sources.tree import decode_source, normalise_newlines, python_lines
@@ -50,6 +51,12 @@ _EXPR_LIMIT = 160
 # What one file may cost: `ast` holds about 200 bytes per source byte (a 5 MB module takes over
 # 1 GB and half a minute), and the largest file of any vLLM release is 0.35 MB.
 MAX_SOURCE_BYTES = 2 * 2**20
+# A check asking for a module's whole tree (`parse_module`) almost always asks just after its summary
+# was built from that same tree: on a cold scan of vllm-rbln, 340 of 430 such requests came within the
+# last 32 modules summarised. Those trees are kept, so the text is not parsed a second time; a tree
+# weighs about 27 times its source, so only a few are.
+_RECENT_TREES: OrderedDict[str, ast.Module] = OrderedDict()
+_RECENT_LIMIT = 32
 
 
 def dotted(node: ast.AST | None) -> str:
@@ -439,6 +446,9 @@ def summarize(source: bytes | str, module: str, is_package: bool) -> ModuleSumma
         return ModuleSummary(syntax_error=f"line {line}: {getattr(exc, 'msg', str(exc))}", error_line=line)
     except (RecursionError, MemoryError) as exc:
         return ModuleSummary(syntax_error=f"nested too deeply for Python's parser ({type(exc).__name__})")
+    _RECENT_TREES[text] = tree
+    if len(_RECENT_TREES) > _RECENT_LIMIT:
+        _RECENT_TREES.popitem(last=False)
     try:
         visitor = _ModuleVisitor(module, is_package, python_lines(text))
         visitor.body(tree.body)
@@ -451,6 +461,9 @@ def parse_module(text: str) -> ast.Module | None:
     """The full tree of decoded source, or None when it does not parse (or is too deep to)."""
     if len(text) > MAX_SOURCE_BYTES:
         return None
+    recent = _RECENT_TREES.pop(text, None)  # handed over once: the caller keeps the tree from now on
+    if recent is not None:
+        return recent
     try:
         return _parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
