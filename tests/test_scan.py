@@ -125,9 +125,27 @@ def _die(*_args: object) -> None:
     os._exit(1)
 
 
-def _die_after_taking(tasks, take, *_args: object) -> None:
-    take(), take()  # two tasks taken, never run
+def _die_after_taking(tasks, queues, *_args: object) -> None:
+    for _, take in queues:
+        take(), take()  # two tasks of each queue taken, never run
     os._exit(1)
+
+
+def test_each_process_empties_its_own_first_queue_before_helping_with_the_other(monkeypatch):
+    """The worker starts with the checks that read no copies while this process builds them, then takes
+    what this process has not yet taken of the other queue."""
+    import pinport.scan as scan_mod
+
+    def counter(start: int = 0):
+        taken = iter(range(start, 100))
+        return lambda: next(taken)
+    ran: list[str] = []
+    monkeypatch.setattr(scan_mod, "_run_checks", lambda bundle, ctx, strict: ran.append(bundle[0] + ctx) or {})
+    tasks = [(("copies-reader",), 0), (("copies-reader",), 1), (("other",), 0), (("other",), 1)]
+    done: list[int] = []
+    first_taken_elsewhere = counter(1)  # the other process has taken the first of its queue already
+    scan_mod._run_taken(tasks, [([2, 3], counter()), ([0, 1], first_taken_elsewhere)], ("N", "O"), False, done)
+    assert ran == ["otherN", "otherO", "copies-readerO"] and done == [2, 3, 1]
 
 
 def test_a_dead_worker_does_not_lose_its_checks(monkeypatch):

@@ -65,6 +65,8 @@ def load_models(plugin: SourceTree, old: SourceTree, new: SourceTree, settings: 
                 history: tuple[SourceTree, ...] = ()) -> Models:
     """Index the plugin, OLD and NEW; `history` (releases before OLD) is kept for the copies' origins."""
     plugin_index, old_index, new_index = load_indexes([plugin, old, new], cache, progress=progress)
+    old_index.lend_from(new_index)  # the files both versions hold: parsed and walked once
+    new_index.lend_from(old_index)
     return Models(load_plugin_model(plugin_index, settings), host_view(old_index, settings),
                   host_view(new_index, settings), history, cache)
 
@@ -160,27 +162,30 @@ def _both_sides(checks: Iterable[Check], sides: tuple[ScanContext, ScanContext],
 Bundle = tuple[Check, ...]
 Task = tuple[Bundle, int]  # a bundle of checks and the side it judges (0: NEW, 1: OLD)
 Results = tuple[dict[str, list[Finding]], dict[str, list[Finding]]]  # by check name: judging NEW, judging OLD
-# facts of the plugin and both hosts together that checks read on both sides: built once before the
-# fork (the two sides of a bundle may run in different processes), not bundled by
+Queue = tuple[list[int], Callable[[], int]]  # task numbers, and the `take()` handing out places in that list
+# facts of the plugin and both hosts together that checks read on both sides, kept in the index cache
+# (`ScanFacts.stored`): this process builds them first while the forked worker judges the checks that
+# need none; by the time the worker takes a task reading them, it reads them back instead of building them
 _BUILT_FIRST = ("copies",)
 
 
-def _run_taken(tasks: list[Task], take: Callable[[], int], sides: tuple[ScanContext, ScanContext],
+def _run_taken(tasks: list[Task], queues: list[Queue], sides: tuple[ScanContext, ScanContext],
                strict: bool, done: list[int]) -> Results:
-    """Tasks run one at a time, each the next `take()` hands out (shared with the other process),
-    until none is left; the numbers of those run here are added to `done`."""
+    """Tasks run one at a time, from each queue in turn, each the next its `take()` hands out (shared
+    with the other process), until none is left; the numbers of those run here are added to `done`."""
     found: Results = ({}, {})
-    while (i := take()) < len(tasks):
-        bundle, side = tasks[i]
-        found[side].update(_run_checks(bundle, sides[side], strict))
-        done.append(i)
+    for numbers, take in queues:
+        while (i := take()) < len(numbers):
+            bundle, side = tasks[numbers[i]]
+            found[side].update(_run_checks(bundle, sides[side], strict))
+            done.append(numbers[i])
     return found
 
 
-def _run_forked(tasks: list[Task], take: Callable[[], int], sides: tuple[ScanContext, ScanContext],
+def _run_forked(tasks: list[Task], queues: list[Queue], sides: tuple[ScanContext, ScanContext],
                 strict: bool) -> Results:
     """The forked worker's share: the tasks it takes, then the summaries it built to the cache."""
-    result = _run_taken(tasks, take, sides, strict, [])
+    result = _run_taken(tasks, queues, sides, strict, [])
     for index in {id(ctx.host.index): ctx.host.index for ctx in sides}.values():
         index.flush()
     return result
@@ -224,10 +229,12 @@ def _tasks(checks: tuple[Check, ...]) -> list[Task]:
 def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext], strict: bool) -> Results:
     """Both sides of every check; with two cores, shared with a forked worker.
 
-    The worker inherits the loaded models (copy-on-write), so nothing but findings crosses
-    between the processes. Each process takes the next task (a bundle of checks on one side) as it
-    finishes one, costliest first, so neither waits long for the other however a plugin's costs
-    differ from the hints. Without fork (or one core, or one check) everything runs here.
+    The worker inherits the loaded models (copy-on-write); findings come back over a pipe, and
+    summaries and stored facts either process builds reach the other through the index cache. Each
+    process takes the next task (a bundle of checks on one side) as it finishes one, costliest
+    first, so neither waits long for the other however a plugin's costs differ from the hints:
+    this process starts with the tasks reading a `_BUILT_FIRST` fact, the worker with the others.
+    Without fork (or one core, or one check) everything runs here.
     """
     if len(checks) < 2 or not can_fork():
         return _both_sides(checks, sides, strict)
@@ -237,10 +244,11 @@ def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext], 
         ctx.host.index.share_with_siblings()
     facts = sides[0].facts
     facts.load_plugin_side()  # the plugin facts nearly every check reads: built once, inherited
-    for name in _BUILT_FIRST:
-        if any(name in getattr(c, "shares", ()) for c in checks):
-            getattr(facts, name)
-    take, mine = shared_counter(), []
+    first = [i for i, (bundle, _) in enumerate(tasks) if any(
+        name in getattr(c, "shares", ()) for c in bundle for name in _BUILT_FIRST)]
+    others = [i for i in range(len(tasks)) if i not in first]
+    first_queue, other_queue = (first, shared_counter()), (others, shared_counter())
+    mine: list[int] = []
 
     def rest() -> Results:  # the worker died: every task this process did not run (some it had taken)
         found: Results = ({}, {})
@@ -248,8 +256,9 @@ def _run_all(checks: tuple[Check, ...], sides: tuple[ScanContext, ScanContext], 
             if i not in mine:
                 found[side].update(_run_checks(bundle, sides[side], strict))
         return found
-    local, forked = run_beside(lambda: _run_forked(tasks, take, sides, strict),
-                               lambda: _run_taken(tasks, take, sides, strict, mine), fallback=rest)
+    local, forked = run_beside(lambda: _run_forked(tasks, [other_queue, first_queue], sides, strict),
+                               lambda: _run_taken(tasks, [first_queue, other_queue], sides, strict, mine),
+                               fallback=rest)
     return tuple({c.name: {**local[i], **forked[i]}[c.name] for c in checks} for i in (0, 1))  # type: ignore[return-value]
 
 
