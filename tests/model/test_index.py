@@ -193,6 +193,34 @@ def test_a_process_sharing_with_siblings_reads_the_summaries_they_wrote(tmp_path
         second.modules["host.m3"]  # noqa: B018 (nobody wrote it: built here)
 
 
+def test_the_catalog_read_from_the_corpus_bytes_is_what_python_reads(tmp_path):
+    """Top-level names found in one pass over the corpus's bytes: a file's first line, a last line
+    with no newline, non-ASCII names, and files Python decodes otherwise (a BOM, a carriage return,
+    an encoding cookie) give the names the decoded text gives."""
+    raw = {
+        "host/__init__.py": b"",
+        "host/first.py": b"def opening(): pass\nLIMIT: int = 3\nclass K:\n    inner = 1\n",
+        "host/tail.py": b"x = 1\nlast: int",  # no newline: the annotation must not run into the next file
+        "host/unicode.py": "nom\u00e9 = 1\ndef caf\u00e9(): pass\n".encode(),
+        "host/bom.py": b"\xef\xbb\xbfFLAG = 1\n",
+        "host/crlf.py": b"def a(): pass\r\nB = 2\r\n",
+        "host/latin.py": b"# -*- coding: latin-1 -*-\nna\xefve = 1\n",
+        "host/zz.py": b"= 5\nafter = 6\n",
+    }
+    for rel, data in raw.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    idx = load_index(SourceTree(tmp_path, "host 1.0", "host", None, scan_files(tmp_path, ("host",))), IndexCache(None))
+    by_module: dict[str, set[str]] = {}
+    for name, entries in idx.definitions.items():
+        for module, _ in entries:
+            by_module.setdefault(module, set()).add(name)
+    assert by_module == {"host.first": {"opening", "LIMIT", "K"}, "host.tail": {"x"},
+                         "host.unicode": {"nom\u00e9", "caf\u00e9"}, "host.bom": {"FLAG"}, "host.crlf": {"a", "B"},
+                         "host.latin": {"na\u00efve"}, "host.zz": {"after"}}
+    assert ("host.first", "LIMIT") in idx.flags and ("host.bom", "FLAG") in idx.flags
+
+
 def test_catalog_comes_from_text_without_summaries(tmp_path, monkeypatch):
     files = {"host/__init__.py": "", "host/a.py": "class Thing:\n    pass\n\nFLAG_X: bool = True\n",
              "host/envs.py": "env = {'VLLM_Y': 1}\n\ndef __getattr__(name):\n    return env[name]\n"}
