@@ -739,20 +739,28 @@ def _class_aliases(tree: ast.Module, name: str, off_module: bool = False) -> tup
 def class_as_value(tree: ast.Module, name: str, off_module: bool = False) -> bool:
     """Whether a module uses a class named `name` other than by calling it, testing against it,
     annotating or subclassing it (a registry entry, a factory argument: it may be built anywhere);
-    with `off_module`, only a read off another object (`mod.Cls`) counts."""
+    with `off_module`, only a read off another object (`mod.Cls`) counts.
+
+    One walk, stopping at the first such use: what makes a use inert is decided at an enclosing
+    node (the call, the `isinstance` call, the class statement, the annotated node), which the walk
+    (breadth first) reaches before the use."""
     inert: set[int] = set()
     for node in walk_tree(tree):
+        if isinstance(node, ast.Name | ast.Attribute):
+            if (node.attr if isinstance(node, ast.Attribute) else None if off_module else node.id) == name \
+                    and isinstance(node.ctx, ast.Load) and id(node) not in inert:
+                return True
+            continue
         if isinstance(node, ast.Call):
             inert.add(id(node.func))
             if isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
                 inert.update(id(n) for a in node.args[1:] for n in walk_tree(a))
-        if isinstance(node, ast.ClassDef):  # a host subclass derives from the host's own class
+        elif isinstance(node, ast.ClassDef):  # a host subclass derives from the host's own class
             inert.update(id(n) for b in node.bases for n in walk_tree(b))
         for annotation in (getattr(node, "annotation", None), getattr(node, "returns", None)):
             if isinstance(annotation, ast.AST):
                 inert.update(id(n) for n in walk_tree(annotation))
-    return any((isinstance(n, ast.Name) and n.id == name and not off_module or isinstance(n, ast.Attribute)
-                and n.attr == name) and isinstance(n.ctx, ast.Load) and id(n) not in inert for n in walk_tree(tree))
+    return False
 
 
 def _is_super_call(node: ast.expr) -> bool:
@@ -882,12 +890,17 @@ def handed_on(view: HostView, patch: Patch) -> bool:
 
 
 def _named_bare(tree: ast.Module | None, name: str) -> bool:
-    """Whether a module reads the plain name `name` other than to call it (`hooks = [name]`)."""
+    """Whether a module reads the plain name `name` other than to call it (`hooks = [name]`); one walk
+    (a call comes before its callee, breadth first), stopping at the first."""
     if tree is None:
         return True
-    called = {id(n.func) for n in walk_tree(tree) if isinstance(n, ast.Call)}
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in called
-               for n in walk_tree(tree))
+    called: set[int] = set()
+    for n in walk_tree(tree):
+        if isinstance(n, ast.Call):
+            called.add(id(n.func))
+        elif isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in called:
+            return True
+    return False
 
 
 def referenced_bare(index: CodeIndex, module: str, name: str) -> tuple[int, ...]:
@@ -906,11 +919,17 @@ def _referenced_bare(tree: ast.Module | None, name: str) -> tuple[int, ...]:
 
 def _bare_references(node: ast.AST, name: str) -> list[ast.Attribute]:
     """The `x.name` reads under `node` (a tree or a unit) that are not calls of it (nor iterated or
-    subscripted: a method is neither, so such a read is some other member of that name)."""
+    subscripted: a method is neither, so such a read is some other member of that name). One walk:
+    what rules a read out is decided at an enclosing node, which comes first, breadth first."""
     called: set[int] = set()
     roots = node.body if isinstance(node, Unit) else [node]
+    out: list[ast.Attribute] = []
     for root in roots:
         for n in walk_tree(root):
+            if isinstance(n, ast.Attribute):
+                if n.attr == name and isinstance(n.ctx, ast.Load) and id(n) not in called:
+                    out.append(n)
+                continue
             if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value is None
                                                   for c in n.comparators):
                 called.add(id(n.left))  # `x.name is None`: data, a method never is
@@ -922,8 +941,7 @@ def _bare_references(node: ast.AST, name: str) -> list[ast.Attribute]:
                 called.add(id(n.iter))  # iterated: data, never a method
             elif isinstance(n, ast.Subscript):
                 called.add(id(n.value))  # subscripted: data, never a method
-    return [n for root in roots for n in walk_tree(root) if isinstance(n, ast.Attribute) and n.attr == name
-            and isinstance(n.ctx, ast.Load) and id(n) not in called]
+    return out
 
 
 def _fits(base: Symbol, call: ast.Call) -> bool:
