@@ -27,6 +27,7 @@ from .model.nodes import walk_inner, walk_tree
 from .model.resolve import CLASS, EXTERNAL, INERT_BASES, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, Param, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
+from .model.words import word
 from .plugin.assigned import AssignedAttribute, find_assigned_attributes
 from .plugin.callers import (
     Failure,
@@ -497,9 +498,9 @@ class ScanFacts:
 
     def plugin_spells(self, name: str) -> bool:
         """Whether plugin code spells `name` as a word (it may call the host member of that name)."""
-        word = re.compile(rf"\b{re.escape(name)}\b")
+        whole = word(name)
         return self.keep(("spells", name), lambda: any(
-            name in self.plugin.index.source(m) and word.search(self.plugin.index.source(m)) for m in self.plugin.modules))
+            name in self.plugin.index.source(m) and whole.search(self.plugin.index.source(m)) for m in self.plugin.modules))
 
     def plugin_sets(self, attr: str) -> bool:
         """Whether plugin code may store something other than `None` in an attribute named `attr`

@@ -17,6 +17,7 @@ from .inference import host_inference
 from .resolve import Resolver
 from .summary import Param
 from .units import call_name, module_units, spans, walk_unit
+from .words import word
 
 
 def modules_mentioning(index: CodeIndex, text: str, top: str = "") -> tuple[str, ...]:
@@ -24,7 +25,7 @@ def modules_mentioning(index: CodeIndex, text: str, top: str = "") -> tuple[str,
     return index.memo(("grep", top, text), lambda: index.grep(text, top))
 
 
-_CLASS_HEADER = re.compile(r"\bclass\s+\w+[\s\\]*\(")
+_CLASS_HEADER = re.compile(r"class\s+\w+[\s\\]*\(")  # `class` as a word: checked where found (see `words`)
 
 
 def modules_subclassing(index: CodeIndex, short: str, top: str = "") -> tuple[str, ...]:
@@ -34,13 +35,15 @@ def modules_subclassing(index: CodeIndex, short: str, top: str = "") -> tuple[st
     search for subclasses reads (and, cold, builds) only their summaries, not those of every
     module mentioning the name."""
     def build() -> tuple[str, ...]:
-        word = re.compile(rf"\b{re.escape(short)}\b")
+        whole = word(short)
         out = []
         for module in modules_mentioning(index, short, top):
             text = index.source(module)
             for header in _CLASS_HEADER.finditer(text):
+                if header.start() and (text[header.start() - 1].isalnum() or text[header.start() - 1] == "_"):
+                    continue  # `subclass X(`: not a class header
                 bases = _arguments_at(text, header.end() - 1)
-                if bases is None or word.search(bases):
+                if bases is None or whole.search(bases):
                     out.append(module)
                     break
         return tuple(out)

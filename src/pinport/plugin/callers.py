@@ -35,6 +35,7 @@ from ..model.summary import (
     has_var_positional,
 )
 from ..model.units import Unit, call_name, iter_units, module_units, spans, walk_unit
+from ..model.words import Words, word
 from .reach import ClassShape, Lineage
 from .records import Patch, PatchKind
 
@@ -425,9 +426,9 @@ def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], re
     if cls is None or cls.kind != CLASS:
         return True
     short = cls.path.rpartition(".")[2]
-    word = re.compile(rf"\b{re.escape(short)}\b")
+    whole = word(short)
     for module in modules_mentioning(view.index, short, resolver.top):
-        if not word.search(view.index.source(module)):
+        if not whole.search(view.index.source(module)):
             continue  # only longer names contain it (`ModelOptFp8MoEMethod`)
         tree = view.index.parsed(module)
         aliases = view.index.module_memo(module, ("class-aliases", short, off_module),
@@ -992,7 +993,7 @@ def _candidates(view: HostView, owner: Symbol, name: str, method: bool, repl: tu
     wide = len(found) > _WIDE
     bases = {c.path for c in resolver.mro(owner)}
     related = [c.path.rpartition(".")[2] for c in resolver.mro(owner) if c.module] if wide else []
-    named = re.compile(r"\b(?:" + "|".join(map(re.escape, related)) + r")\b") if related else None
+    named = Words(related) if related else None
     receiver = re.compile(rf"(\w+(?:\(\))?)\s*\.{re.escape(name)}\(")
     out: dict[str, tuple[int, ...]] = {}
     for module in found:
@@ -1119,8 +1120,8 @@ def _read_by_name(index: CodeIndex, module: str, attr: str) -> bool:
     return index.module_memo(module, ("read-by-name", attr), build)
 
 
-def _holder_names(holder_mros: dict[str, set[str]]) -> re.Pattern[str]:
-    return re.compile(r"\b(?:" + "|".join(sorted(re.escape(h.rpartition(".")[2]) for h in holder_mros)) + r")\b")
+def _holder_names(holder_mros: dict[str, set[str]]) -> Words:
+    return Words(h.rpartition(".")[2] for h in holder_mros)
 
 
 def _inheriting(view: HostView, owner: Symbol, name: str) -> list[Symbol]:
@@ -1152,10 +1153,10 @@ def _stored_constructions(view: HostView, cls: Symbol, replaced: frozenset[str])
     handed on as a value."""
     index, resolver = view.index, view.resolver
     short = cls.path.rpartition(".")[2]
-    word = re.compile(rf"\b{re.escape(short)}\b")
+    whole = word(short)
     out: set[tuple[str, str]] = set()
     for module in modules_mentioning(index, short, resolver.top):
-        if not word.search(index.source(module)):
+        if not whole.search(index.source(module)):
             continue
         tree = index.parsed(module)
         if tree is None or index.module_memo(module, ("class-as-value", short), lambda t=tree: class_as_value(t, short)):

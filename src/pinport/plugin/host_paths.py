@@ -24,6 +24,7 @@ from ..model.inference import host_inference
 from ..model.nodes import walk_tree
 from ..model.resolve import CLASS, Symbol
 from ..model.units import Unit, module_units, spans, walk_unit
+from ..model.words import word
 from .callers import class_as_value, named_dynamically
 from .reach import ClassShape
 
@@ -156,8 +157,8 @@ class HostPaths:
                     return True  # the path string goes somewhere not followed
                 by_slot = by_slot or bool(stored)
         short = cls.path.rpartition(".")[2]
-        word = re.compile(rf"\b{re.escape(short)}\b")
-        found = [m for m in modules_mentioning(index, short, top) if word.search(index.source(m))]
+        whole = word(short)
+        found = [m for m in modules_mentioning(index, short, top) if whole.search(index.source(m))]
         if len(found) > _WIDE_CLASS:
             return True
         built_by_name = False

@@ -12,7 +12,6 @@ module), it is decorated, or a string names it (registries by path); reading a h
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -20,6 +19,7 @@ from typing import NamedTuple
 from ..model.nodes import walk_inner, walk_tree
 from ..model.resolve import CLASS, EXTERNAL, Resolver
 from ..model.summary import ClassInfo
+from ..model.words import Words
 from .model import PluginModel
 from .records import PatchKind
 
@@ -308,10 +308,10 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
         todo = family - seen
         seen |= todo
         names = {p.rpartition(".")[2] for p in todo}
-        word = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+        whole = Words(names)
         for module in plugin.modules:
             text = plugin.index.source(module)
-            if not any(n in text for n in names) or not word.search(text):
+            if not any(n in text for n in names) or not whole.search(text):
                 continue
             tree = plugin.index.parsed(module)
             if tree is None:
