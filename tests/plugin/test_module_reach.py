@@ -111,3 +111,13 @@ def test_a_dynamic_import_of_an_unspelt_name_leaves_everything_reached():
     plugin = {"pyproject.toml": ENTRY, "plug/dead.py": "",
               "plug/boot.py": "import importlib\nimport os\n\n\ndef load():\n    importlib.import_module(os.environ['M'])\n"}
     assert _unreached(plugin) == []
+
+
+@pytest.mark.parametrize(("tool", "reached"), [
+    ('import plug.helper\n\nif __name__ == "__main__":\n    plug.helper.main()\n', True),  # `python -m plug.tool`
+    ('import plug.helper\n\nNAME = "__main__"\n', False),  # the string alone runs nothing
+])
+def test_a_module_guarded_by_name_main_is_a_root(tool, reached):
+    plugin = {"pyproject.toml": ENTRY, "plug/boot.py": "", "plug/tool.py": tool, "plug/helper.py": ""}
+    expected = [] if reached else ["plug.helper", "plug.tool"]
+    assert _unreached(plugin) == expected

@@ -4,7 +4,8 @@ A release often still ships modules nothing imports any more (vllm-kunlun 0.11.1
 model runner whose worker no entry point, import or class path reaches). What such a module would
 break never happens; judging it as a live break is noise. A module is reached from the roots the
 project declares — its entry points in any group (the host's plugin groups among them), its
-`[project.scripts]`, the gate's `entry-point` and `apply` settings — and from every `__main__`; then
+`[project.scripts]`, the gate's `entry-point` and `apply` settings — and from every `__main__` and module
+guarded by `if __name__ == "__main__":` (a tool meant to be run); then
 through each reached module's imports (anywhere, function-local ones too), strings naming a plugin
 module (a class path `"pkg.mod.Cls"` or `"pkg.mod:Cls"`, an import hook's table, a relative name
 handed to `importlib.import_module` with `package=`), package walks (`pkgutil.walk_packages`,
@@ -56,7 +57,7 @@ def unreached_modules(plugin: PluginModel, settings: Settings) -> frozenset[str]
     roots = {m for r in declared_roots(plugin, settings) if (m := _longest_module(r, modules))}
     if not roots:
         return frozenset()
-    roots |= {m for m in modules if m.rpartition(".")[2] == "__main__"}
+    roots |= {m for m in modules if m.rpartition(".")[2] == "__main__" or _runs_as_script(plugin, m)}
     reached: set[str] = set()
     todo = sorted(roots)
     while todo:
@@ -69,6 +70,16 @@ def unreached_modules(plugin: PluginModel, settings: Settings) -> frozenset[str]
             return frozenset()  # a dynamic import whose name the module does not spell: anything may run
         todo.extend(m for m in found | _parents(module, modules) if m not in reached)
     return frozenset(modules - reached)
+
+
+def _runs_as_script(plugin: PluginModel, module: str) -> bool:
+    """A module with a top-level `if __name__ == "__main__":` is meant to be run (`python -m pkg.tool`)."""
+    tree = plugin.index.parsed(module)
+    return tree is not None and any(
+        isinstance(node, ast.If) and isinstance(test := node.test, ast.Compare) and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__" and any(isinstance(c, ast.Constant) and c.value == "__main__"
+                                               for c in test.comparators)
+        for node in tree.body)
 
 
 def _parents(module: str, modules: set[str]) -> set[str]:
