@@ -41,6 +41,7 @@ from .plugin.callers import (
 from .plugin.forks import Copies, find_copies, find_copy_sources, stored_copy_sources
 from .plugin.host_paths import HostPaths, OpRegistrar
 from .plugin.model import PluginModel
+from .plugin.module_reach import unreached_modules
 from .plugin.origins import Origin, copy_origins
 from .plugin.reach import (
     ClassShape,
@@ -77,7 +78,8 @@ from .plugin.uses import (
 from .sources.tree import SourceTree
 
 _SELF_NAME = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
-_PLUGIN_SIDE = ("uses", "host_methods", "added_members", "plugin_resolver", "instance_methods")  # cached facts of the plugin alone
+_PLUGIN_SIDE = ("uses", "host_methods", "added_members", "plugin_resolver", "instance_methods",
+                "unreached_modules")  # cached facts of the plugin alone
 _FORWARD = re.compile(r"return\s+self\.([A-Za-z_]\w*)\(\s*\*\w+\s*,\s*\*\*\w+\s*\)")
 _DOC_QUOTES = ('"' * 3, "'" * 3)
 
@@ -201,6 +203,12 @@ class ScanFacts:
     def uses(self) -> PluginUses:
         """What every plugin function reads and stores on `self` and on host objects (one walk)."""
         return walk_plugin(self.plugin)
+
+    @cached_property
+    def unreached_modules(self) -> frozenset[str]:
+        """Plugin modules nothing imports from the bootstrap on (`plugin.module_reach`): their code never
+        runs, so what it would break is context."""
+        return unreached_modules(self.plugin, self.settings)
 
     @cached_property
     def host_methods(self) -> list[HostMethod]:

@@ -298,8 +298,8 @@ def scan_models(models: Models, settings: Settings, *, checks: tuple[str, ...] =
         else:
             by_new = judged(selected, sides[0]) if stored and not strict else _run_checks(selected, sides[0], strict)
             by_old = {c.name: [] for c in selected}
-    on_new = _side_findings(selected, by_new, plugin, models.new)
-    on_old = _side_findings(selected, by_old, plugin, models.old)
+    on_new = _side_findings(selected, by_new, plugin, models.new, facts.unreached_modules)
+    on_old = _side_findings(selected, by_old, plugin, models.old, facts.unreached_modules)
     on_old_ids = {f.identity for f in on_old}
     on_new_ids = {f.identity for f in on_new}
     findings = [f.with_status(Status.LATENT if f.identity in on_old_ids else Status.DRIFT) for f in on_new]
@@ -362,7 +362,7 @@ def judge_one_side(plugin: PluginModel, host: HostView, other: HostView, setting
     ctx, selected = _one_side(plugin, host, other, settings, checks, facts, stored)
     with _collector_paused():
         found = judged(selected, ctx) if stored else _run_checks(selected, ctx, False)
-    return _side_findings(selected, found, plugin, host)
+    return _side_findings(selected, found, plugin, host, ctx.facts.unreached_modules)
 
 
 def stored_one_side(plugin: PluginModel, host: HostView, other: HostView, settings: Settings, *,
@@ -371,7 +371,7 @@ def stored_one_side(plugin: PluginModel, host: HostView, other: HostView, settin
     (nothing is judged): a caller spreading the sides still to judge over workers asks first."""
     ctx, selected = _one_side(plugin, host, other, settings, checks, facts, True)
     found = _read_stored(_judged_key(selected, ctx), selected, ctx)
-    return _side_findings(selected, found, plugin, host) if found is not None else None
+    return _side_findings(selected, found, plugin, host, ctx.facts.unreached_modules) if found is not None else None
 
 
 def _one_side(plugin: PluginModel, host: HostView, other: HostView, settings: Settings, checks: tuple[str, ...],
@@ -386,9 +386,26 @@ def _one_side(plugin: PluginModel, host: HostView, other: HostView, settings: Se
 
 
 def _side_findings(checks: tuple[Check, ...], found: dict[str, list[Finding]], plugin: PluginModel,
-                   host: HostView) -> list[Finding]:
+                   host: HostView, unreached: frozenset[str] = frozenset()) -> list[Finding]:
+    """One side's findings as reported: deduplicated, code that does not run there (a version branch not
+    taken, a module in `unreached` that nothing imports) made context, root causes folded."""
     findings = _branches_not_run(_dedupe(f for c in checks for f in found[c.name]), plugin, host.index.tree.version)
-    return number_occurrences(fold_root_causes(findings))
+    return number_occurrences(fold_root_causes(_never_imported(findings, plugin, unreached)))
+
+
+def _never_imported(findings: list[Finding], plugin: PluginModel, unreached: frozenset[str]) -> list[Finding]:
+    """A module no entry point, script, import or module-naming string reaches never runs
+    (`plugin.module_reach`): what its code would break is context."""
+    paths = {plugin.index.paths[m]: m for m in unreached if m in plugin.index.paths}
+    out = []
+    for f in findings:
+        module = paths.get(f.plugin.path) if f.plugin and f.level is not Severity.INFO else None
+        if module is not None:
+            f = replace(f, severity=Severity.INFO, details=(
+                f"`{module}` is never imported: no entry point, script, plugin import or module-naming "
+                f"string reaches it, so this code does not run", *f.details))
+        out.append(f)
+    return out
 
 
 def _branches_not_run(findings: list[Finding], plugin: PluginModel, version: str | None) -> list[Finding]:

@@ -207,7 +207,7 @@ def test_sibling_share_threshold(shared, expected):
     expect(run_scan(files, files, plugin, checks=CHECK), expected)
 
 
-BOOT = {"plug/plugin.py": "def register():\n    pass\n",
+BOOT = {"plug/plugin.py": "def register():\n    import plug.patch  # applies the patch\n",
         "pyproject.toml": '[project]\nname = "plug"\n\n[project.entry-points."host.general_plugins"]\n'
                           'plug = "plug.plugin:register"\n'}
 

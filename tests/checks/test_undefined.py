@@ -170,3 +170,26 @@ def test_a_member_the_plugin_stores_on_the_host_class_is_defined_and_the_walk_go
     result = run_scan({"host/runner.py": RUNNER}, {"host/runner.py": RUNNER}, patch(body), checks=CHECK)
     expect(result, ["PP0051 error latent RunnerPatch.capture:7"], at=True)
     assert only(result, "PP0051").args["name"] == "zz_missing"
+
+
+DBG = ("class Ops:\n    def run(self):\n        return 1\n\n"
+       "    def _dbg(x):\n        return (x.shape, x.is_contiguous())\n")
+
+
+@pytest.mark.parametrize(("plugin", "expected"), [
+    # a helper in a class body written without @staticmethod: `x` is no instance of the class
+    ({"plug/ops.py": DBG}, ["no PP0051"]),
+    # a first parameter named for the instance keeps the read judged
+    ({"plug/ops.py": DBG.replace("_dbg(x)", "_dbg(self)").replace("x.", "self.")},
+     ["PP0051 error latent Ops._dbg:6", "PP0051 error latent Ops._dbg:6"]),
+    ({"plug/ops.py": DBG.replace("_dbg(x)", "_dbg(_self)").replace("x.", "_self.")},
+     ["PP0051 error latent Ops._dbg:6", "PP0051 error latent Ops._dbg:6"]),
+    # the same in a patch class's body (its members run as the target's)
+    (patch("    def _dbg(x):\n        return x.zz_missing\n"), ["no PP0051"]),
+    (patch("    def _dbg(self):\n        return self.zz_missing\n"), ["PP0051 error latent RunnerPatch._dbg:7"]),
+])
+def test_a_class_body_function_whose_first_parameter_is_no_instance_reads_no_members(plugin, expected):
+    result = run_scan({"host/runner.py": RUNNER}, {"host/runner.py": RUNNER}, plugin, checks=CHECK)
+    expect(result, expected, at=True)
+    for f in result.findings:
+        assert (f.code, f.level.value, f.status.value, f.old, f.new) == ("PP0051", "error", "latent", None, None)

@@ -245,6 +245,8 @@ class UndefinedCheck:
 
     def _unit_members(self, ctx: ScanContext) -> Iterator[Finding]:
         for unit in ctx.facts.host_methods:
+            if unit.plugin_class and unit.qualname.startswith(unit.plugin_class + ".") and not _has_instance(unit.node):
+                continue  # a helper in a class body written without `@staticmethod`: no instance
             use = ctx.facts.self_use(unit)
             owners = [ctx.host.resolve(o) for o in unit.owners]
             if use.dynamic or any(o is None or o.kind != CLASS for o in owners):
@@ -291,8 +293,8 @@ class UndefinedCheck:
             if not cls_qual or (fn.module, fn.qualname) in attached:
                 continue
             info = plugin_class_info(plugin.index, fn.module, cls_qual)
-            name = self_name(fn.node)
-            if info is None or name is None or fn.node not in _direct_methods(ctx.facts, fn.module, info, cls_qual):
+            if info is None or not _has_instance(fn.node) or \
+                    fn.node not in _direct_methods(ctx.facts, fn.module, info, cls_qual):
                 continue
             sym = resolver.resolve(f"{fn.module}.{cls_qual}")
             if sym is None or sym.kind != CLASS or any(s.kind == EXTERNAL and s.path not in INERT_BASES
@@ -349,6 +351,14 @@ class UndefinedCheck:
                                   subject=f"{module}.{qual}.{name}",
                                   details=(f"redefined at line {later[0]}",),
                                   suggestion="merge the two definitions or delete the dead one")
+
+
+def _has_instance(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a class-body function takes an instance (or class): not a static method, and its first
+    parameter is named for one (`self`, `cls`, `_self`…). `def _dbg(x):` in a class body is a helper
+    written without `@staticmethod`; its `x.shape` is no member of the class."""
+    name = self_name(node)
+    return name is not None and ("self" in name or "cls" in name)
 
 
 def _direct_defs(facts: ScanFacts, module: str, info: ClassInfo, qual: str) -> dict[str, list[ast.AST]]:
