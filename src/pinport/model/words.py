@@ -17,21 +17,26 @@ def _is_word(ch: str) -> bool:
 
 
 class Words:
-    """A search for any of some words as whole words: what `re.compile(r"\\b(?:a|b)\\b")` finds."""
+    """A search for any of some words as whole words: what `re.compile(r"\\b(?:a|b)\\b")` finds. A word
+    starts and ends with a word character; between them anything may stand (a dotted module path)."""
 
     def __init__(self, words: Iterable[str]) -> None:
         alternatives = sorted(set(words), key=lambda w: (-len(w), w))  # longest first, as `\b...\b` would settle
-        if not alternatives or not all(w and all(_is_word(c) for c in w) for w in alternatives):
+        if not alternatives or not all(w and _is_word(w[0]) and _is_word(w[-1]) for w in alternatives):
             raise ValueError(f"whole words only, not {alternatives!r}")
         self._pattern = re.compile("(?:" + "|".join(map(re.escape, alternatives)) + r")\b")
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        """Every whole-word occurrence, in order (a find inside a longer word is skipped: a word of
-        word characters cannot start inside another find)."""
-        for match in self._pattern.finditer(text):
+        """Every whole-word occurrence, in order; after a find inside a longer word the search goes on
+        from the next character (a dotted word may start again inside it)."""
+        at = 0
+        while (match := self._pattern.search(text, at)) is not None:
             start = match.start()
             if start == 0 or not _is_word(text[start - 1]):
                 yield match
+                at = match.end()
+            else:
+                at = start + 1
 
     def search(self, text: str) -> re.Match[str] | None:
         """The first whole-word occurrence, or None."""
