@@ -25,7 +25,7 @@ def tree(root: Path, files: dict[str, str], label: str = "host 1.0") -> SourceTr
     return SourceTree(root, label, "host", None, scan_files(root, ("host",)))
 
 
-def raise_if_called(job):
+def raise_if_called(job, *rest):
     raise AssertionError(f"re-parsed {job[1]}")
 
 
@@ -55,7 +55,7 @@ def test_changed_file_is_the_only_one_reparsed(tmp_path, monkeypatch):
     load_index(tree(tmp_path / "t", FILES), cache, workers=1, eager=True)
     seen = []
     real = index_mod._summary_of
-    monkeypatch.setattr(index_mod, "_summary_of", lambda job: seen.append(job[1]) or real(job))
+    monkeypatch.setattr(index_mod, "_summary_of", lambda job, *rest: seen.append(job[1]) or real(job, *rest))
     idx = load_index(tree(tmp_path / "t", {**FILES, "host/mod.py": "class K: pass\n"}), cache, workers=1, eager=True)
     assert seen == ["host.mod"] and idx.modules["host.mod"].classes["K"].instance_attrs == {}
 
@@ -63,7 +63,7 @@ def test_changed_file_is_the_only_one_reparsed(tmp_path, monkeypatch):
 def test_identical_files_in_two_trees_are_summarized_once(tmp_path, monkeypatch):
     seen = []
     real = index_mod._summary_of
-    monkeypatch.setattr(index_mod, "_summary_of", lambda job: seen.append(job[1]) or real(job))
+    monkeypatch.setattr(index_mod, "_summary_of", lambda job, *rest: seen.append(job[1]) or real(job, *rest))
     new_files = {**FILES, "host/sub/util.py": "def helper(a, b=2): pass\n"}
     old, new = load_indexes([tree(tmp_path / "old", FILES), tree(tmp_path / "new", new_files, "host 2.0")],
                             workers=1, eager=True)
@@ -166,7 +166,7 @@ def test_lazy_summaries_are_built_on_first_access_and_cached(tmp_path, monkeypat
     """The default: nothing is parsed at load; a module is summarised when asked for, then cached."""
     seen = []
     real = index_mod._summary_of
-    monkeypatch.setattr(index_mod, "_summary_of", lambda job: seen.append(job[1]) or real(job))
+    monkeypatch.setattr(index_mod, "_summary_of", lambda job, *rest: seen.append(job[1]) or real(job, *rest))
     cache = IndexCache(tmp_path / "index.sqlite")
     idx = load_index(tree(tmp_path / "t", FILES), cache)
     assert seen == []

@@ -451,16 +451,19 @@ def test_a_tree_just_summarised_is_handed_to_the_next_parse_of_that_text_once():
     """A check asking for the whole tree of a module whose summary was just built gets that tree,
     not a second parse; the next request parses again (the first caller keeps its tree)."""
     text = "class K:\n    def f(self):\n        return 1\n"
-    summarize(text, "m", False)
-    first = parse_module(text)
-    assert first is not None and parse_module(text) is not first
+    recent = parse.RecentTrees()
+    summarize(text, "m", False, recent)
+    first = parse_module(text, recent)
+    assert first is not None and parse_module(text, recent) is not first
     assert [n.name for n in first.body] == ["K"]
+    summarize(text, "m", False)  # without a keeper nothing is kept
+    assert parse_module(text, recent) is not first and recent.take(text) is None
 
 
 def test_only_the_last_few_summarised_trees_are_kept():
-    texts = [f"x{i} = {i}\n" for i in range(parse._RECENT_LIMIT + 5)]
+    recent = parse.RecentTrees(limit=4)
+    texts = [f"x{i} = {i}\n" for i in range(9)]
     for i, text in enumerate(texts):
-        summarize(text, f"m{i}", False)
-    assert len(parse._RECENT_TREES) == parse._RECENT_LIMIT
-    assert texts[0] not in parse._RECENT_TREES and texts[-1] in parse._RECENT_TREES
-    assert parse_module("def broken(:\n") is None
+        summarize(text, f"m{i}", False, recent)
+    assert [recent.take(t) is not None for t in texts] == [False] * 5 + [True] * 4
+    assert parse_module("def broken(:\n", recent) is None

@@ -34,7 +34,7 @@ from ..sources.tree import SourceTree, decode_source, python_lines
 from ..workers import fork_pool
 from . import codec, parse
 from .codec import DecodeError
-from .parse import parse_module, summarize
+from .parse import RecentTrees, parse_module, summarize
 from .summary import BindingKind, ModuleSummary
 
 # The database file: a new name whenever the row format changes, so older pinport code sharing
@@ -104,6 +104,7 @@ class LazyModules(Mapping[str, ModuleSummary]):
         self._pending: list[tuple[str, bytes]] = []
         self._digest: str | None = None
         self._siblings = False  # another process summarises the same trees: share through the cache
+        self.recent_trees = RecentTrees()  # the trees summaries built here were made from (`CodeIndex.parsed`)
 
     def share_with_siblings(self) -> None:
         """A summary missing here is looked for in the cache first (another process may have written
@@ -130,7 +131,7 @@ class LazyModules(Mapping[str, ModuleSummary]):
                     return codec.decode(blob, ModuleSummary)
                 except DecodeError:
                     log.debug("index row %s does not decode; rebuilt", key)
-            found = _summary_of(self._jobs[key])
+            found = _summary_of(self._jobs[key], self.recent_trees)
             blob = codec.encode(found)
             self._blobs[key] = blob
             self._pending.append((key, blob))
@@ -402,7 +403,8 @@ class CodeIndex:
                         self._sources.setdefault(module, lender._sources[module])
                     return self._asts[module]
             unparsed = module in self.modules and self.modules[module].syntax_error
-            self._asts[module] = None if unparsed else parse_module(self.source(module))
+            recent = self.modules.recent_trees if isinstance(self.modules, LazyModules) else None
+            self._asts[module] = None if unparsed else parse_module(self.source(module), recent)
         return self._asts[module]
 
     def is_package(self, module: str) -> bool:
@@ -795,7 +797,7 @@ def _digest(data: bytes | mmap.mmap) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def _summary_of(job: tuple[str, str, bool]) -> ModuleSummary:
+def _summary_of(job: tuple[str, str, bool], recent: RecentTrees | None = None) -> ModuleSummary:
     path, module, is_package = job
     try:
         with open(path, "rb") as fh:
@@ -803,7 +805,7 @@ def _summary_of(job: tuple[str, str, bool]) -> ModuleSummary:
     except OSError as exc:
         return ModuleSummary(syntax_error=f"cannot be read ({exc.strerror or exc})")
     try:
-        return summarize(data, module, is_package)
+        return summarize(data, module, is_package, recent)
     except Exception as exc:
         note_context(exc, f"summarising {path}")
         raise

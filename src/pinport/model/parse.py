@@ -51,12 +51,6 @@ _EXPR_LIMIT = 160
 # What one file may cost: `ast` holds about 200 bytes per source byte (a 5 MB module takes over
 # 1 GB and half a minute), and the largest file of any vLLM release is 0.35 MB.
 MAX_SOURCE_BYTES = 2 * 2**20
-# A check asking for a module's whole tree (`parse_module`) almost always asks just after its summary
-# was built from that same tree: on a cold scan of vllm-rbln, 340 of 430 such requests came within the
-# last 32 modules summarised. Those trees are kept, so the text is not parsed a second time; a tree
-# weighs about 27 times its source, so only a few are.
-_RECENT_TREES: OrderedDict[str, ast.Module] = OrderedDict()
-_RECENT_LIMIT = 32
 
 
 def dotted(node: ast.AST | None) -> str:
@@ -432,9 +426,33 @@ def _self_assignments(text: str) -> list[tuple[int, str, str]]:
     return hits
 
 
-def summarize(source: bytes | str, module: str, is_package: bool) -> ModuleSummary:
+class RecentTrees:
+    """The last trees summaries were built from, each handed once to the next full parse of its text.
+
+    A check asking for a module's whole tree (`parse_module`) almost always asks just after its summary
+    was built from that same tree: on a cold scan of vllm-rbln, 340 of 430 such requests came within the
+    last 32 modules summarised. A tree weighs about 27 times its source, so only a few are kept; one
+    index owns them (nothing outlives its scan)."""
+
+    def __init__(self, limit: int = 32) -> None:
+        self._trees: OrderedDict[str, ast.Module] = OrderedDict()
+        self._limit = limit
+
+    def keep(self, text: str, tree: ast.Module) -> None:
+        self._trees[text] = tree
+        if len(self._trees) > self._limit:
+            self._trees.popitem(last=False)
+
+    def take(self, text: str) -> ast.Module | None:
+        """The kept tree of `text`, given up: the caller keeps it from now on."""
+        return self._trees.pop(text, None)
+
+
+def summarize(source: bytes | str, module: str, is_package: bool,
+              recent: RecentTrees | None = None) -> ModuleSummary:
     """The ModuleSummary of one file's source; a file that cannot be parsed (syntax, nesting too deep
-    for the parser, over the size limit) yields an empty summary saying why, so the scan goes on."""
+    for the parser, over the size limit) yields an empty summary saying why, so the scan goes on.
+    With `recent`, the tree is kept there for the next full parse of the same text."""
     if len(source) > MAX_SOURCE_BYTES:
         return ModuleSummary(syntax_error=f"{len(source) / 2**20:.1f} MB, over the "
                                           f"{MAX_SOURCE_BYTES // 2**20} MB one file may cost to parse")
@@ -446,9 +464,8 @@ def summarize(source: bytes | str, module: str, is_package: bool) -> ModuleSumma
         return ModuleSummary(syntax_error=f"line {line}: {getattr(exc, 'msg', str(exc))}", error_line=line)
     except (RecursionError, MemoryError) as exc:
         return ModuleSummary(syntax_error=f"nested too deeply for Python's parser ({type(exc).__name__})")
-    _RECENT_TREES[text] = tree
-    if len(_RECENT_TREES) > _RECENT_LIMIT:
-        _RECENT_TREES.popitem(last=False)
+    if recent is not None:
+        recent.keep(text, tree)
     try:
         visitor = _ModuleVisitor(module, is_package, python_lines(text))
         visitor.body(tree.body)
@@ -457,13 +474,14 @@ def summarize(source: bytes | str, module: str, is_package: bool) -> ModuleSumma
         return ModuleSummary(syntax_error="nested too deeply to summarise (RecursionError)")
 
 
-def parse_module(text: str) -> ast.Module | None:
-    """The full tree of decoded source, or None when it does not parse (or is too deep to)."""
+def parse_module(text: str, recent: RecentTrees | None = None) -> ast.Module | None:
+    """The full tree of decoded source, or None when it does not parse (or is too deep to); a tree
+    `recent` kept for this text is taken instead of parsing again."""
     if len(text) > MAX_SOURCE_BYTES:
         return None
-    recent = _RECENT_TREES.pop(text, None)  # handed over once: the caller keeps the tree from now on
-    if recent is not None:
-        return recent
+    kept = recent.take(text) if recent is not None else None
+    if kept is not None:
+        return kept
     try:
         return _parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
