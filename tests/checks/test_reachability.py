@@ -399,3 +399,26 @@ def test_host_callers_in_a_worker_the_plugin_replaces_by_its_slot_never_run(slot
     found = [f for f in result.findings if f.code == "PP0101"]
     assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
             for f in found] == [(level, "latent", "plug/runner.py", 5, "randomize", "host/runner.py", 2)]
+
+
+OP_HOST = {
+    "host/comm.py": "class Comm:\n    def gather(self, x, dim=0):\n        return x\n",
+    "host/ops.py": "def gather(x):\n    return x\n\n\ndef other(x):\n    return x\n\n\n"
+                   "def register_op(op_name, op_func):\n    pass\n\n\nregister_op(op_name=\"gather\", op_func={func})\n",
+}
+OP_PLUGIN = {"plug/comm.py": "from host.comm import Comm\n\n\nclass MyComm(Comm):\n"
+                             "    def gather(self, x, dim):\n        return x\n\n\nCOMM_CLS = \"plug.comm.MyComm\"\n"}
+
+
+@pytest.mark.parametrize(("func", "level"), [
+    # the string labels the function the same call is handed: it names no member
+    ("gather", "info"),
+    # the string labels another function: a member of that name may be looked up by it
+    ("other", "warning"),
+])
+def test_a_string_labelling_the_function_its_call_is_handed_names_no_member(func, level):
+    host = {**OP_HOST, "host/ops.py": OP_HOST["host/ops.py"].format(func=func)}
+    result = run_scan(host, host, OP_PLUGIN, checks=(SignaturesCheck(),))
+    found = [f for f in result.findings if f.code == "PP0107"]
+    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in found] == [(level, "latent", "plug/comm.py", 5, "dim", "host/comm.py", 2)]

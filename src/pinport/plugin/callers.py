@@ -848,7 +848,9 @@ def _named_dynamically(tree: ast.Module | None, name: str) -> bool:
 
 
 def _inert_strings(tree: ast.Module) -> set[int]:
-    """Strings of a module that name nothing: docstrings, `__all__` entries, the attribute `hasattr` tests."""
+    """Strings of a module that name nothing: docstrings, `__all__` entries, the attribute `hasattr` tests,
+    and a keyword's string naming a function the same call is handed (`register_op(op_name="f", op_func=f)`:
+    the label of that function, which the call gets itself, never a member looked up by that name)."""
     inert: set[int] = set()
     for node in walk_tree(tree):
         body = getattr(node, "body", None)
@@ -861,6 +863,10 @@ def _inert_strings(tree: ast.Module) -> set[int]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr" \
                 and len(node.args) == 2:
             inert.add(id(node.args[1]))
+        elif isinstance(node, ast.Call) and node.keywords:
+            handed = {a.id for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Name)}
+            inert.update(id(k.value) for k in node.keywords if k.arg is not None and isinstance(k.value, ast.Constant)
+                         and k.value.value in handed)
     return inert
 
 
