@@ -301,3 +301,22 @@ def test_a_probe_import_with_a_fallback_is_context(handler, expected):
     result = scan(old, new, src)
     expect(result, expected)
     assert only(result, "PP0601").details[0] == ("guarded: try-fallback" if "info" in expected[0] else "guarded: try")
+
+
+@pytest.mark.parametrize("new_m, expected", [
+    # NEW has what the try imports: the `except ImportError:` fallback for OLD never runs there
+    ("Mode = 0\n", ["PP0601 info drift", "PP0601 info fixed"]),
+    # NEW lacks both: the try fails, so the fallback runs and its import fails too
+    ("X = 1\n", ["PP0601 info latent", "PP0601 warning drift"]),
+])
+def test_an_import_in_the_fallback_of_a_try_that_succeeds_does_not_run(new_m, expected):
+    old = {"host/m.py": "class Level:\n    NONE = 0\n"}
+    new = {"host/m.py": new_m}
+    src = ("def mode():\n    try:\n        from host.m import Mode\n        return Mode\n"
+           "    except ImportError:\n        from host.m import Level\n        return Level.NONE\n")
+    # on OLD the try's import fails (`Mode` is new) and the fallback runs and resolves
+    result = scan(old, new, src)
+    expect(result, expected)
+    level = next(f for f in result.findings if f.subject == "host.m.Level")
+    assert ("does not run" in level.details[0]) == (new_m == "Mode = 0\n")
+
