@@ -320,3 +320,15 @@ def test_an_import_in_the_fallback_of_a_try_that_succeeds_does_not_run(new_m, ex
     level = next(f for f in result.findings if f.subject == "host.m.Level")
     assert ("does not run" in level.details[0]) == (new_m == "Mode = 0\n")
 
+
+@pytest.mark.parametrize("handler, expected", [
+    # a flag the try sets True and the handler False: a probe of an optional module, context
+    ("    HAS_EXT = False", ["PP0401 info drift"]),
+    # a stand-in bound to something else keeps the name for code that then fails: warned
+    ("    HAS_EXT = object()", ["PP0401 warning drift"]),
+])
+def test_a_probe_that_sets_a_flag_is_context(handler, expected):
+    old = {"host/ext.py": "X = 1\n", "host/m.py": "Y = 1\n"}
+    new = {"host/m.py": "Y = 1\n"}
+    src = "try:\n    import host.ext  # noqa: F401\n    HAS_EXT = True\nexcept ImportError:\n" + handler + "\n"
+    expect(scan(old, new, src), expected)

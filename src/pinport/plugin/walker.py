@@ -565,13 +565,32 @@ def _falls_back(node: ast.Try, kinds: set[str], reads: dict[str, list[int]]) -> 
     if not handlers or any(isinstance(n, ast.Raise) for h in handlers for n in ast.walk(h)):
         return False
     bound = {n for stmt in node.body for n in _bound_names(stmt)}
+    flags = _constant_names(node.body)
     first, last = node.lineno, node.end_lineno or node.lineno
     for h in handlers:
         imported = {n for stmt in h.body if isinstance(stmt, ast.Import | ast.ImportFrom) for n in _bound_names(stmt)}
         others = {n for stmt in h.body if not isinstance(stmt, ast.Import | ast.ImportFrom) for n in _bound_names(stmt)}
+        others -= flags & _constant_names(h.body)  # `AVAILABLE = True` / `AVAILABLE = False`: a flag, no stand-in
         if bound & others or any(not first <= line <= last for n in bound - imported for line in reads.get(n, ())):
             return False
     return True
+
+
+def _constant_names(stmts: list[ast.stmt]) -> set[str]:
+    """The plain names the statements bind only by assigning a literal (`HAS_EXT = True`): flags."""
+    constant: set[str] = set()
+    targets: set[int] = set()
+    stores: list[ast.Name] = []
+    for stmt in stmts:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant):
+                for t in n.targets:
+                    if isinstance(t, ast.Name):
+                        constant.add(t.id)
+                        targets.add(id(t))
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                stores.append(n)
+    return constant - {n.id for n in stores if id(n) not in targets}
 
 
 def _bound_names(stmt: ast.stmt) -> list[str]:
