@@ -222,16 +222,28 @@ def test_calls_outside_functions_and_through_a_module_alias():
     expect(scan(old, new, plugin), ["PP0301 error drift <module>:3"], at=True)
 
 
-@pytest.mark.parametrize("guarded", [
-    "if vllm_version_is('2.0'):\n        helper(1)\n    else:\n        helper(1, 2)",
-    "try:\n        helper(1)\n    except TypeError:\n        helper(1, 2)",
-])
-def test_guarded_calls_are_warnings(guarded):
+def test_guarded_calls_are_warnings():
+    guarded = "if vllm_version_is('2.0'):\n        helper(1)\n    else:\n        helper(1, 2)"
     result = helper_scan("(a, b)", "(a)", guarded, header="def go(vllm_version_is=None):")
     # each branch binds on one version only: OLD's failing call is the one the move fixes
     expect(result, ["PP0303 warning drift", "PP0301 warning fixed"])
     finding = only(result, "PP0303")
     assert finding.level.value == "warning" and finding.details[0].startswith("the call is guarded by")
+
+
+@pytest.mark.parametrize("tried, expected", [
+    # the try's call binds on NEW (also through `**` of a dict literal): the fallback does not run there
+    ("helper(1)", ["PP0303 info drift", "PP0301 warning fixed"]),
+    ("kw = {'a': 1}\n        helper(**kw)", ["PP0303 info drift", "PP0306 info drift"]),
+    # the try's call fails on NEW as well: the fallback runs, and fails
+    ("helper(1, 2, 3)", ["PP0303 warning latent", "PP0303 warning latent"]),
+])
+def test_a_call_in_the_type_error_fallback_of_a_binding_call_does_not_run(tried, expected):
+    guarded = f"try:\n        {tried}\n    except TypeError:\n        helper(1, 2)"
+    result = helper_scan("(a, b)", "(a)", guarded, header="def go():")
+    expect(result, expected)
+    fallback = max((f for f in result.findings if f.code == "PP0303"), key=lambda f: f.plugin.line)
+    assert ("does not run" in fallback.details[0]) == ("info" in expected[0])
 
 
 def test_a_module_function_the_plugin_replaces_is_not_judged_against_the_host():

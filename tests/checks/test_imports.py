@@ -301,3 +301,34 @@ def test_a_probe_import_with_a_fallback_is_context(handler, expected):
     result = scan(old, new, src)
     expect(result, expected)
     assert only(result, "PP0601").details[0] == ("guarded: try-fallback" if "info" in expected[0] else "guarded: try")
+
+
+@pytest.mark.parametrize("new_m, expected", [
+    # NEW has what the try imports: the `except ImportError:` fallback for OLD never runs there
+    ("Mode = 0\n", ["PP0601 info drift", "PP0601 info fixed"]),
+    # NEW lacks both: the try fails, so the fallback runs and its import fails too
+    ("X = 1\n", ["PP0601 info latent", "PP0601 warning drift"]),
+])
+def test_an_import_in_the_fallback_of_a_try_that_succeeds_does_not_run(new_m, expected):
+    old = {"host/m.py": "class Level:\n    NONE = 0\n"}
+    new = {"host/m.py": new_m}
+    src = ("def mode():\n    try:\n        from host.m import Mode\n        return Mode\n"
+           "    except ImportError:\n        from host.m import Level\n        return Level.NONE\n")
+    # on OLD the try's import fails (`Mode` is new) and the fallback runs and resolves
+    result = scan(old, new, src)
+    expect(result, expected)
+    level = next(f for f in result.findings if f.subject == "host.m.Level")
+    assert ("does not run" in level.details[0]) == (new_m == "Mode = 0\n")
+
+
+@pytest.mark.parametrize("handler, expected", [
+    # a flag the try sets True and the handler False: a probe of an optional module, context
+    ("    HAS_EXT = False", ["PP0401 info drift"]),
+    # a stand-in bound to something else keeps the name for code that then fails: warned
+    ("    HAS_EXT = object()", ["PP0401 warning drift"]),
+])
+def test_a_probe_that_sets_a_flag_is_context(handler, expected):
+    old = {"host/ext.py": "X = 1\n", "host/m.py": "Y = 1\n"}
+    new = {"host/m.py": "Y = 1\n"}
+    src = "try:\n    import host.ext  # noqa: F401\n    HAS_EXT = True\nexcept ImportError:\n" + handler + "\n"
+    expect(scan(old, new, src), expected)

@@ -36,7 +36,7 @@ from ..model.inference import Inference, Lookup, Typed, return_arity
 from ..model.nodes import chain
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import ClassInfo, FunctionInfo, Param
-from ..model.units import Unit, local_imports
+from ..model.units import Unit, UnitWalk, local_imports
 from ..plugin.records import PatchKind
 from .base import HostView, ScanContext
 
@@ -219,7 +219,13 @@ class CallsCheck:
             if self._lands_in_replacement(shared, call, callee, unit, local) or \
                     self._lands_on_instance(shared, call, callee, module, unit):
                 continue
+            fallback = self._fallback_for_binding_call(shared, inf, facts, call, callee)
             for finding in self._judge(shared, call, callee, site, facts.unpacked.get(id(call)), unit):
+                if fallback:
+                    yield replace(finding, severity=Severity.INFO, details=(
+                        f"in the `except TypeError:` fallback of a try whose call of `{callee.sym.path}` binds in "
+                        f"{ctx.host.label}: the fallback does not run there", *finding.details))
+                    continue
                 if guard and finding.level is Severity.ERROR:  # the plugin may already handle both versions
                     finding = replace(finding, severity=Severity.WARNING,
                                       details=(f"the call is guarded by {guard}", *finding.details))
@@ -235,6 +241,19 @@ class CallsCheck:
                         f"object may be the plugin's (only another implementation rejects the call)",
                         *finding.details))
                 yield finding
+
+    @staticmethod
+    def _fallback_for_binding_call(shared: _Context, inf: Inference, facts: UnitWalk, call: ast.Call,
+                                   callee: Callee) -> bool:
+        """Whether the call sits in the `except TypeError:` handler of a try whose body calls the same
+        callable in a form that binds on this host: the handler is another version's fallback."""
+        tried = [c for c in facts.tried_calls(call.lineno) if c is not call]
+        if not tried:
+            return False
+        params = callee_params(shared.ctx.host.resolver, callee)
+        same = [c for c in tried if (t := inf.callee(c.func)) is not None and t.sym.path == callee.sym.path]
+        return bool(params is not None and same) and all(
+            bind_call(params, _spelled_out(c, facts)) == [] for c in same)
 
     @staticmethod
     def _lands_in_replacement(shared: _Context, call: ast.Call, callee: Callee, unit: Unit,
@@ -453,3 +472,19 @@ def _own_method_taking(resolver: Resolver, cls: str, name: str, call: ast.Call) 
         return ""
     params = callee_params(resolver, Callee(method, BOUND, method.path))
     return f"{cls.rpartition('.')[2]}.{name}" if params is not None and not bind_call(params, call) else ""
+
+
+def _spelled_out(call: ast.Call, facts: UnitWalk) -> ast.Call:
+    """The call with `**name` replaced by the keywords of the dict literal (of string keys) the unit
+    assigns to `name` once; the call itself when it has no such unpacking."""
+    keywords: list[ast.keyword] = []
+    for kw in call.keywords:
+        if kw.arg is None and isinstance(kw.value, ast.Name):
+            values = [value for _, _, name, value, _ in facts.assigned if name == kw.value.id]
+            if len(values) != 1 or not isinstance(values[0], ast.Dict) or not all(
+                    isinstance(k, ast.Constant) and isinstance(k.value, str) for k in values[0].keys):
+                return call
+            keywords += [ast.keyword(arg=k.value, value=v) for k, v in zip(values[0].keys, values[0].values, strict=True)]
+        else:
+            keywords.append(kw)
+    return ast.Call(func=call.func, args=call.args, keywords=keywords)

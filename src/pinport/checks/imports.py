@@ -52,9 +52,14 @@ class ImportsCheck:
             finding = self._check_path(ctx, imp.path, imp.is_module_import, imp.site.path)
             if finding is not None:
                 kind, args, evidence, suggestion = finding
+                severity, details = guard_severity(imp.guard), (
+                    (f"guarded: {imp.guard.value}",) if imp.guard is not Guard.NONE else ())
+                if imp.instead and all(ctx.host.resolve(p) is not None for p in imp.instead):
+                    # the `except ImportError:` fallback of a try whose imports all resolve: it never runs here
+                    severity, details = Severity.INFO, (f"in the `except ImportError:` fallback of a try whose "
+                                                        f"imports all exist in {ctx.host.label}: it does not run",)
                 yield Finding(kind, args, imp.site, subject=imp.path, suggestion=suggestion,
-                              severity=guard_severity(imp.guard), **evidence,
-                              details=(f"guarded: {imp.guard.value}",) if imp.guard is not Guard.NONE else ())
+                              severity=severity, **evidence, details=details)
         seen: set[tuple[str, str, str]] = set()
         for use in ctx.plugin.surface.uses:
             key = (use.site.path, use.site.unit, use.path)

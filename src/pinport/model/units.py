@@ -90,6 +90,13 @@ class UnitWalk(NamedTuple):
     unpacked: dict[int, int]  # id(call) -> names in `a, b = call(...)`
     guarded: tuple[tuple[int, int, str], ...] = ()  # (first, last line, why): version tests, try/except TypeError
     nested_supers: frozenset[int] = frozenset()  # id() of `super()` calls in a class defined inside the unit
+    # (first, last line of the handlers, the calls of the `try:` body) of a try/except TypeError: the handlers
+    # run only when a body call fails to bind (a fallback for other host versions)
+    fallbacks: tuple[tuple[int, int, tuple[ast.Call, ...]], ...] = ()
+
+    def tried_calls(self, line: int) -> tuple[ast.Call, ...]:
+        """The calls of the `try:` body whose TypeError handler holds this line (() outside any)."""
+        return next((calls for first, last, calls in self.fallbacks if first <= line <= last), ())
 
     def guard_at(self, line: int) -> str:
         """Why code at this line may run only on some host versions ('' when nothing guards it)."""
@@ -123,6 +130,7 @@ def _walk_unit(unit: Unit) -> UnitWalk:
     unpacked: dict[int, int] = {}
     guarded: list[tuple[int, int, str]] = []
     nested_supers: set[int] = set()
+    fallbacks: list[tuple[int, int, tuple[ast.Call, ...]]] = []
     stack: list[ast.AST] = list(unit.body)
     while stack:
         n = stack.pop()
@@ -159,11 +167,13 @@ def _walk_unit(unit: Unit) -> UnitWalk:
             guarded.append((n.lineno, n.end_lineno or n.lineno, "a version test"))
         elif isinstance(n, ast.Try) and n.body and any(_catches_type_error(h) for h in n.handlers):
             guarded.append((n.lineno, n.end_lineno or n.lineno, "try/except TypeError"))  # both forms
+            fallbacks.append((n.handlers[0].lineno, n.handlers[-1].end_lineno or n.lineno, tuple(
+                c for stmt in n.body for c in walk_tree(stmt) if isinstance(c, ast.Call))))
     calls.sort(key=lambda c: (c.lineno, c.col_offset))
     imports.sort(key=lambda i: i.lineno)
     assigned.sort(key=lambda a: (a[0], a[1]))
     return UnitWalk(tuple(calls), tuple(imports), tuple(assigned), frozenset(shadowed), unpacked,
-                     tuple(sorted(guarded)), frozenset(nested_supers))
+                     tuple(sorted(guarded)), frozenset(nested_supers), tuple(fallbacks))
 
 
 def _mentions_version(test: ast.AST) -> bool:

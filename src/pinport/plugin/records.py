@@ -33,6 +33,9 @@ class HostImport:
     path: str  # absolute dotted path imported ("vllm.a.b" for a module, "vllm.a.b.X" for a name)
     is_module_import: bool  # `import vllm.a.b` (the module must exist) vs `from vllm.a import b`
     guard: Guard
+    # in an `except ImportError:` handler: the host paths its `try:` imports (the handler runs only when one
+    # of them fails, so on a host where all resolve it is another version's fallback)
+    instead: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

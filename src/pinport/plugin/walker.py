@@ -62,6 +62,7 @@ class SurfaceWalker(ast.NodeVisitor):
         self.checking_bases: dict[str, str | ast.expr] = {}  # base names bound to a host class for type checkers
         self.tables: dict[str, list[tuple[str, ast.expr, ast.AST]]] = {}  # NAME = {"k": Cls}: (key, value, statement)
         self.name_reads: dict[str, list[int]] = {}  # plain name -> the lines reading it, anywhere in the module
+        self.handled: list[tuple[str, ...]] = []  # per enclosing `except ImportError:` handler: its try's imports
 
     # -- helpers -------------------------------------------------------------------------------
     def generic_visit(self, node: ast.AST) -> None:
@@ -108,7 +109,8 @@ class SurfaceWalker(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             if self.names.is_host(alias.name):
-                self.out.imports.append(HostImport(self.loc(node), alias.name, True, self._import_guard()))
+                self.out.imports.append(HostImport(self.loc(node), alias.name, True, self._import_guard(),
+                                                   self._instead()))
             self._bind(alias.asname or alias.name.split(".")[0], alias.name if alias.asname else alias.name.split(".")[0])
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -120,8 +122,28 @@ class SurfaceWalker(ast.NodeVisitor):
             path = self.names.follow(f"{base}.{alias.name}")
             if self.names.is_host(base):
                 self.out.imports.append(HostImport(self.loc(node), f"{base}.{alias.name}", False,
-                                                   self._import_guard()))
+                                                   self._import_guard(), self._instead()))
             self._bind(alias.asname or alias.name, path)
+
+    def _instead(self) -> tuple[str, ...]:
+        return self.handled[-1] if self.handled else ()
+
+    def _tried_imports(self, body: list[ast.stmt]) -> tuple[str, ...]:
+        """The host paths the statements of a `try:` body import (at any depth but not in a nested def)."""
+        paths: list[str] = []
+        stack: list[ast.AST] = list(body)
+        is_pkg = self.names.index.is_package(self.module)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Import):
+                paths += [a.name for a in node.names if self.names.is_host(a.name)]
+            elif isinstance(node, ast.ImportFrom):
+                base = resolve_relative(self.module, is_pkg, node.level, node.module)
+                if self.names.is_host(base):
+                    paths += [f"{base}.{a.name}" for a in node.names if a.name != "*"]
+            elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+                stack.extend(inner_children(node))
+        return tuple(paths)
 
     def _import_guard(self) -> Guard:
         return self.guard if self.guard is not Guard.NONE else (Guard.FUNCTION if self.scopes else Guard.NONE)
@@ -143,8 +165,11 @@ class SurfaceWalker(ast.NodeVisitor):
         self.guards.pop()
         # an `except ImportError:` handler is the fallback for another host version: guarded too
         self.guards.append(Guard.TRY if caught & {"ImportError", "ModuleNotFoundError"} else Guard.NONE)
+        only_import_errors = bool(caught) and caught <= {"ImportError", "ModuleNotFoundError"}
+        self.handled.append(self._tried_imports(node.body) if only_import_errors else ())
         for handler in node.handlers:
             self.visit(handler)
+        self.handled.pop()
         self.guards.pop()
         for part in (*node.orelse, *node.finalbody):
             self.visit(part)
@@ -540,13 +565,32 @@ def _falls_back(node: ast.Try, kinds: set[str], reads: dict[str, list[int]]) -> 
     if not handlers or any(isinstance(n, ast.Raise) for h in handlers for n in ast.walk(h)):
         return False
     bound = {n for stmt in node.body for n in _bound_names(stmt)}
+    flags = _constant_names(node.body)
     first, last = node.lineno, node.end_lineno or node.lineno
     for h in handlers:
         imported = {n for stmt in h.body if isinstance(stmt, ast.Import | ast.ImportFrom) for n in _bound_names(stmt)}
         others = {n for stmt in h.body if not isinstance(stmt, ast.Import | ast.ImportFrom) for n in _bound_names(stmt)}
+        others -= flags & _constant_names(h.body)  # `AVAILABLE = True` / `AVAILABLE = False`: a flag, no stand-in
         if bound & others or any(not first <= line <= last for n in bound - imported for line in reads.get(n, ())):
             return False
     return True
+
+
+def _constant_names(stmts: list[ast.stmt]) -> set[str]:
+    """The plain names the statements bind only by assigning a literal (`HAS_EXT = True`): flags."""
+    constant: set[str] = set()
+    targets: set[int] = set()
+    stores: list[ast.Name] = []
+    for stmt in stmts:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant):
+                for t in n.targets:
+                    if isinstance(t, ast.Name):
+                        constant.add(t.id)
+                        targets.add(id(t))
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                stores.append(n)
+    return constant - {n.id for n in stores if id(n) not in targets}
 
 
 def _bound_names(stmt: ast.stmt) -> list[str]:
