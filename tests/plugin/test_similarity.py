@@ -48,3 +48,20 @@ def test_runtime_form_sees_every_running_change():
     # an annotation in a class body makes a dataclass field: it runs
     assert runtime_form("@dataclass\nclass C:\n    x = 0\n") != runtime_form("@dataclass\nclass C:\n    x: int = 0\n")
     assert runtime_form("def f(:\n") is None  # what does not parse on its own is never judged cosmetic
+
+
+def test_speed_form_ignores_what_changes_only_speed():
+    """Memory pinning, a dense copy and torch._dynamo's shape hints change how fast code runs, not its values."""
+    before = "def f(t):\n    cpu = torch.empty_like(t, device='cpu')\n    return g(cpu)\n"
+    same = ("def f(t):\n    torch._dynamo.decorators.mark_unbacked(t, 0)\n"
+            "    cpu = torch.empty_like(t, device='cpu', pin_memory=PIN_MEMORY)\n    return g(cpu.contiguous())\n")
+    assert runtime_form(before, speed=True) == runtime_form(same, speed=True)
+    assert runtime_form(before) != runtime_form(same)  # they run differently
+
+
+def test_speed_form_sees_every_change_of_values():
+    before = "def f(t):\n    cpu = t.to('cpu')\n    return g(cpu)\n"
+    for changed in (before.replace("t.to('cpu')", "t.to('cpu', non_blocking=True)"),  # read before it lands
+                    before.replace("g(cpu)", "g(cpu.contiguous(memory_format=fmt))"),  # a layout the callee sees
+                    before.replace("return g(cpu)", "mark_unbacked(t, 0)\n    return g(cpu)")):  # not torch's hint
+        assert runtime_form(changed, speed=True) != runtime_form(before, speed=True), changed
