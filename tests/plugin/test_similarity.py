@@ -2,6 +2,7 @@
 
 from pinport.plugin.similarity import (
     block_ratio,
+    debugging_module,
     line_delta,
     line_tokens,
     normalise,
@@ -65,3 +66,15 @@ def test_speed_form_sees_every_change_of_values():
                     before.replace("g(cpu)", "g(cpu.contiguous(memory_format=fmt))"),  # a layout the callee sees
                     before.replace("return g(cpu)", "mark_unbacked(t, 0)\n    return g(cpu)")):  # not torch's hint
         assert runtime_form(changed, speed=True) != runtime_form(before, speed=True), changed
+
+
+def test_speed_form_drops_blocks_of_debug_context_managers():
+    """A `with` of context managers imported from a debugging module runs its body as without them."""
+    plain = "def f(t):\n    n = t.sum().item()\n    return n\n"
+    guarded = "def f(t):\n    with sync_allowed():\n        n = t.sum().item()\n    return n\n"
+    assert runtime_form(guarded, speed=True, debug=frozenset({"sync_allowed"})) == runtime_form(plain, speed=True)
+    assert runtime_form(guarded, speed=True) != runtime_form(plain, speed=True)  # not a debug name: it may matter
+    for other in (guarded.replace("sync_allowed():", "sync_allowed() as s:"),  # the body may use what it yields
+                  guarded.replace("sync_allowed():", "sync_allowed(), lock:")):  # with a lock beside it
+        assert runtime_form(other, speed=True, debug=frozenset({"sync_allowed"})) != runtime_form(plain, speed=True)
+    assert debugging_module("vllm.utils.gpu_sync_debug") and not debugging_module("vllm.forward_context")
