@@ -2,6 +2,7 @@
 
 from pinport.plugin.similarity import (
     block_ratio,
+    debugging_module,
     line_delta,
     line_tokens,
     normalise,
@@ -48,3 +49,32 @@ def test_runtime_form_sees_every_running_change():
     # an annotation in a class body makes a dataclass field: it runs
     assert runtime_form("@dataclass\nclass C:\n    x = 0\n") != runtime_form("@dataclass\nclass C:\n    x: int = 0\n")
     assert runtime_form("def f(:\n") is None  # what does not parse on its own is never judged cosmetic
+
+
+def test_speed_form_ignores_what_changes_only_speed():
+    """Memory pinning, a dense copy and torch._dynamo's shape hints change how fast code runs, not its values."""
+    before = "def f(t):\n    cpu = torch.empty_like(t, device='cpu')\n    return g(cpu)\n"
+    same = ("def f(t):\n    torch._dynamo.decorators.mark_unbacked(t, 0)\n"
+            "    cpu = torch.empty_like(t, device='cpu', pin_memory=PIN_MEMORY)\n    return g(cpu.contiguous())\n")
+    assert runtime_form(before, speed=True) == runtime_form(same, speed=True)
+    assert runtime_form(before) != runtime_form(same)  # they run differently
+
+
+def test_speed_form_sees_every_change_of_values():
+    before = "def f(t):\n    cpu = t.to('cpu')\n    return g(cpu)\n"
+    for changed in (before.replace("t.to('cpu')", "t.to('cpu', non_blocking=True)"),  # read before it lands
+                    before.replace("g(cpu)", "g(cpu.contiguous(memory_format=fmt))"),  # a layout the callee sees
+                    before.replace("return g(cpu)", "mark_unbacked(t, 0)\n    return g(cpu)")):  # not torch's hint
+        assert runtime_form(changed, speed=True) != runtime_form(before, speed=True), changed
+
+
+def test_speed_form_drops_blocks_of_debug_context_managers():
+    """A `with` of context managers imported from a debugging module runs its body as without them."""
+    plain = "def f(t):\n    n = t.sum().item()\n    return n\n"
+    guarded = "def f(t):\n    with sync_allowed():\n        n = t.sum().item()\n    return n\n"
+    assert runtime_form(guarded, speed=True, debug=frozenset({"sync_allowed"})) == runtime_form(plain, speed=True)
+    assert runtime_form(guarded, speed=True) != runtime_form(plain, speed=True)  # not a debug name: it may matter
+    for other in (guarded.replace("sync_allowed():", "sync_allowed() as s:"),  # the body may use what it yields
+                  guarded.replace("sync_allowed():", "sync_allowed(), lock:")):  # with a lock beside it
+        assert runtime_form(other, speed=True, debug=frozenset({"sync_allowed"})) != runtime_form(plain, speed=True)
+    assert debugging_module("vllm.utils.gpu_sync_debug") and not debugging_module("vllm.forward_context")

@@ -122,3 +122,64 @@ def test_an_upstream_hunk_of_annotations_only_is_not_to_port(tmp_path):
     finding = only(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), "PP1201")
     assert (finding.args["pending"], finding.args["hunks"], finding.level) == (0, 1, Severity.INFO)
     assert any(d.endswith("nothing to port (no running code changes)") for d in finding.details)
+
+
+# 1.0 changed only how fast step runs: it dropped a dense copy the copy keeps and added a compile hint
+_DENSE = "value = self.compute(item.contiguous())"
+SPEED = DRAINING_ENGINE.replace("        for item in batch:\n", "        torch._dynamo.decorators.mark_unbacked("
+                                "batch, 0)\n        for item in batch:\n")
+
+
+def test_a_copy_missing_only_speed_changes_does_not_lag(tmp_path):
+    """Upstream dropped `.contiguous()` (the copy keeps the same values, densely copied) and added a
+    torch._dynamo shape hint: nothing the copy computes differs, so nothing is to port."""
+    early = DRAINING_ENGINE.replace("value = self.compute(item)", _DENSE)
+    plugin = {"plug/patch.py": DRAINING_MIRRORS.replace("self.compute(item) + 1", "self.compute(item.contiguous()) + 1"),
+              **PATCHING}
+    loaded, settings = models(tmp_path, versions=(early, SPEED, SPEED), plugin_files=plugin)
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and step.origin.version == "0.5" and step.origin.changed_in == ("1.0",)
+    assert step.origin.missed.hunks and step.origin.missed.pending == ()
+    assert all(h.speed_only and not h.cosmetic and not h.reflected for h in step.origin.missed.hunks)
+    assert any(d.endswith("nothing to port (only speed or debug checks: memory pinning, a dropped copy, compile "
+                          "hints, a debug-mode block)")
+               for d in step.origin.missed.diff_lines())
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["no PP1204", "no PP1201"])
+
+
+def test_an_added_dense_copy_still_lags(tmp_path):
+    """Upstream adding `.contiguous()` can be a fix (a kernel or a `view` needing dense memory): to port."""
+    old = DRAINING_ENGINE.replace("value = self.compute(item)", _DENSE)
+    loaded, settings = models(tmp_path, versions=(EARLY, old, old))
+    result = scan_models(loaded, settings, extra_checks=(MirrorsCheck(),))
+    expect(result, ["PP1204 warning latent"])
+    finding = only(result, "PP1204")
+    assert finding.args["pending"] == 1 and f"+            {_DENSE}" in finding.details
+    assert finding.extra["origin"] == "0.5" and finding.extra["changed_in"] == ["1.0"]
+
+
+def _guarded(source: str) -> str:
+    """DRAINING_ENGINE importing `guard` from `source`, with 1.0's step computing each value inside it."""
+    return f"from {source} import guard\n" + DRAINING_ENGINE.replace(
+        "            value = self.compute(item)\n", "            with guard():\n                value = self.compute(item)\n")
+
+
+def test_a_copy_missing_only_a_debug_mode_block_does_not_lag(tmp_path):
+    """Upstream wrapped a statement in a context manager of its debugging module (a check that is a no-op
+    unless a debug mode is on): the copy computes the same without it."""
+    early = "from host.sync_debug import guard\n" + DRAINING_ENGINE
+    loaded, settings = models(tmp_path, versions=(early, _guarded("host.sync_debug"), _guarded("host.sync_debug")))
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and step.origin.version == "0.5" and step.origin.missed.pending == ()
+    assert all(h.speed_only for h in step.origin.missed.hunks)
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["no PP1204", "no PP1201"])
+
+
+def test_a_block_of_another_context_manager_still_lags(tmp_path):
+    """A context manager from any other module (a lock, a forward context, no_grad) can change what runs."""
+    early = "from host.locks import guard\n" + DRAINING_ENGINE
+    loaded, settings = models(tmp_path, versions=(early, _guarded("host.locks"), _guarded("host.locks")))
+    result = scan_models(loaded, settings, extra_checks=(MirrorsCheck(),))
+    expect(result, ["PP1204 warning latent"])
+    finding = only(result, "PP1204")
+    assert finding.args["pending"] == 1 and "+            with guard():" in finding.details

@@ -21,7 +21,15 @@ from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
 from ..model.summary import BindingKind, ClassInfo, FunctionInfo, ModuleSummary
 from .model import PluginModel
 from .records import Patch, PatchKind
-from .similarity import block_ratio, line_delta, line_tokens, normalise, runtime_form
+from .similarity import (
+    SPEED_WORDS,
+    block_ratio,
+    debugging_module,
+    line_delta,
+    line_tokens,
+    normalise,
+    runtime_form,
+)
 
 _MIN_TOKENS = 24  # bodies shorter than this (a one-line `return x`) match anything: never mirrors
 _SCAN_DECORATORS = 30  # how far above a def to look for its decorators
@@ -353,11 +361,12 @@ class Hunk:
     lines: tuple[str, ...]  # " x", "-x", "+x"
     reflected: bool
     cosmetic: bool = False  # changes nothing that runs (docstrings, annotations, asserts, log text, layout)
+    speed_only: bool = False  # changes how fast it runs or what a debug mode checks, never what it computes
 
     @property
     def to_port(self) -> bool:
-        """Upstream changed running code here and the copy does not have the change."""
-        return not self.reflected and not self.cosmetic
+        """Upstream changed what running code computes here and the copy does not have the change."""
+        return not self.reflected and not self.cosmetic and not self.speed_only
 
     @property
     def header(self) -> str:
@@ -389,7 +398,9 @@ class UpstreamChange:
         out = [f"--- a/{self.old_path}", f"+++ b/{self.new_path}"]
         for h in self.hunks:
             note = (" already in the plugin copy" if h.reflected else " nothing to port (no running code "
-                    "changes)" if h.cosmetic else " not in the plugin copy") if mark else ""
+                    "changes)" if h.cosmetic else " nothing to port (only speed or debug checks: memory pinning, "
+                    "a dropped copy, compile hints, a debug-mode block)" if h.speed_only else " not in the plugin "
+                    "copy") if mark else ""
             out.append(h.header + note)
             out.extend(h.lines)
         return tuple(out)
@@ -403,8 +414,16 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
     b = span_lines(new, copy.new)
     ours = set(_substance(copy.ours))
     theirs = set(_substance(copy.theirs or ""))
+    debug = debug_names(new, copy.new.module)
     hunks = []
-    before: list[str | None] = []  # the runtime form of `a`, made for the first hunk that needs it
+    before: dict[bool, str | None] = {}  # the runtime forms of `a` (plain, speed), made for the first hunk needing one
+
+    def same_run(i_first: int, i_last: int, j_first: int, j_last: int, speed: bool) -> bool:
+        """Upstream's code with only this hunk applied runs as before it (with `speed`: computes the same)."""
+        if speed not in before:
+            before[speed] = runtime_form("\n".join(a), speed=speed, debug=debug)
+        return before[speed] is not None and before[speed] == runtime_form(
+            "\n".join(a[:i_first] + b[j_first:j_last] + a[i_last:]), speed=speed, debug=debug)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for group in matcher.get_grouped_opcodes(context):
         lines: list[str] = []
@@ -419,15 +438,32 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
         added = {normalise(x[1:]) for x in lines if x.startswith("+")} - {""}
         removed = {normalise(x[1:]) for x in lines if x.startswith("-")} - {""} - added - theirs
         reflected = added <= ours and not removed & ours
-        cosmetic = False
-        if not reflected:  # upstream's code with only this hunk applied runs as before it
-            if not before:
-                before.append(runtime_form("\n".join(a)))
-            cosmetic = before[0] is not None and before[0] == runtime_form(
-                "\n".join(a[:i_first] + b[j_first:j_last] + a[i_last:]))
+        cosmetic = not reflected and same_run(i_first, i_last, j_first, j_last, False)
+        speed_only = not reflected and not cosmetic and _speed_only(lines, debug) and same_run(
+            i_first, i_last, j_first, j_last, True)
         hunks.append(Hunk(copy.old.start + i_first, i_last - i_first, copy.new.start + j_first,
-                          j_last - j_first, tuple(lines), reflected, cosmetic))
+                          j_last - j_first, tuple(lines), reflected, cosmetic, speed_only))
     return UpstreamChange(copy.old.path, copy.new.path, tuple(hunks))
+
+
+def _speed_only(lines: list[str], debug: frozenset[str]) -> bool:
+    """Whether a hunk may change speed or debug checks alone: it names a speed word or a debug context
+    manager, and adds no `.contiguous()` (one upstream added can be a fix: a kernel or a `view` that
+    needs dense memory; one it dropped the copy keeps harmlessly)."""
+    changed = [x for x in lines if x[:1] in "+-"]
+    count = Counter(x[0] for x in changed for _ in range(x.count(".contiguous()")))
+    return count["+"] <= count["-"] and any(w in x for x in changed for w in (*SPEED_WORDS, *debug))
+
+
+def debug_names(index: CodeIndex, module: str) -> frozenset[str]:
+    """The names a host module imports from its debugging modules (`debugging_module`), or binds to one."""
+    summary = index.modules.get(module)
+    if summary is None:
+        return frozenset()
+    return index.module_memo(module, "debug_names", lambda: frozenset(
+        b.name for b in summary.bindings.values()
+        if b.kind is BindingKind.IMPORT_FROM and debugging_module(b.target.rpartition(".")[0])
+        or b.kind is BindingKind.IMPORT and debugging_module(b.target)))
 
 
 def span_location(index: CodeIndex, span: Span | None, unit: str) -> Location | None:

@@ -171,11 +171,62 @@ def _receiver(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
-def runtime_form(text: str) -> str | None:
+# torch._dynamo's shape hints: how a compiled graph specialises on a size, never what it computes
+_COMPILE_HINTS = frozenset({"mark_dynamic", "maybe_mark_dynamic", "mark_unbacked", "mark_static",
+                            "mark_static_address"})
+SPEED_WORDS = ("pin_memory", ".contiguous()", *_COMPILE_HINTS)  # a text without one has no speed-only change
+
+
+class _SpeedForm(_RuntimeForm):
+    """Also drops what decides only how fast code runs or what a debug mode checks, never the values it
+    computes: `pin_memory=` arguments (page-locked host memory), `.contiguous()` (a dense copy of the
+    same values), torch._dynamo's shape hints, and `with` blocks of `debug` context managers (names
+    imported from the host's debugging modules: the block runs as without them)."""
+
+    def __init__(self, debug: frozenset[str] = frozenset()) -> None:
+        super().__init__()
+        self.debug = debug
+
+    def _debugging(self, item: ast.withitem) -> bool:
+        call = item.context_expr
+        root = call.func if isinstance(call, ast.Call) else None
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return item.optional_vars is None and isinstance(root, ast.Name) and root.id in self.debug
+
+    def visit_With(self, node: ast.With) -> ast.AST | list[ast.stmt]:
+        self.generic_visit(node)
+        if self.debug and all(self._debugging(item) for item in node.items):
+            return node.body
+        return node
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _COMPILE_HINTS \
+                and "_dynamo" in ast.unparse(call.func.value):
+            return None
+        return super().visit_Expr(node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        node.keywords = [k for k in node.keywords if k.arg != "pin_memory"]
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "contiguous" and not node.args and not node.keywords:
+            return self.visit(func.value)
+        return super().visit_Call(node)
+
+
+def runtime_form(text: str, *, speed: bool = False, debug: frozenset[str] = frozenset()) -> str | None:
     """The code of `text` as it runs (layout, comments, docstrings, annotations, asserts, typing casts and
-    log text left out), to compare two versions by; None when it does not parse on its own."""
+    log text left out; with `speed`, also memory pinning, dense copies, compile hints and the `with`
+    blocks of the `debug` context managers), to compare two versions by; None when it does not parse."""
     try:
         tree = ast.parse(textwrap.dedent(text))
     except (SyntaxError, ValueError, RecursionError):
         return None
-    return ast.dump(_RuntimeForm().visit(tree))
+    return ast.dump((_SpeedForm(debug) if speed else _RuntimeForm()).visit(tree))
+
+
+def debugging_module(path: str) -> bool:
+    """A module for debugging (a dotted path with a `debug` part, as `vllm.utils.gpu_sync_debug`): what
+    it offers checks or reports running code, never changes what it computes."""
+    return any("debug" in part for part in path.split("."))
