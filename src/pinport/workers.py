@@ -1,7 +1,8 @@
 """Forked worker processes that end with the run: they leave Ctrl-C to the parent and die with it.
 
 A worker ignores SIGINT (the terminal sends it to the whole process group; the parent decides,
-and no worker prints a traceback), takes SIGTERM's default action, and asks the kernel to kill
+and no worker prints a traceback), holding it from the fork until it ignores it (a Ctrl-C in that
+instant would otherwise end the new worker with a traceback), takes SIGTERM's default action, and asks the kernel to kill
 it when its parent dies (PR_SET_PDEATHSIG on Linux; elsewhere a thread watches the parent).
 When the parent stops early (an exception, Ctrl-C, SIGTERM), `fork_pool` kills its workers
 instead of waiting for them to finish work nobody will read. `run_beside` runs one share of work
@@ -26,13 +27,16 @@ from typing import TypeVar
 
 log = logging.getLogger(__name__)
 _PR_SET_PDEATHSIG = 1
+_CAN_HOLD = hasattr(signal, "pthread_sigmask")
 Here = TypeVar("Here")
 There = TypeVar("There")
 
 
 def _die_with(parent: int) -> None:
-    """Run first in each worker."""
+    """Run first in each worker (forked with SIGINT held, see `_forking`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if _CAN_HOLD:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a held Ctrl-C is dropped: ignored
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         armed = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) == 0
@@ -42,6 +46,20 @@ def _die_with(parent: int) -> None:
         os._exit(1)
     if not armed:
         threading.Thread(target=_watch, args=(parent,), daemon=True, name="parent-watch").start()
+
+
+@contextmanager
+def _forking() -> Iterator[None]:
+    """Hold SIGINT in this thread while it forks: a child inherits the held signal and sees it only
+    once `_die_with` ignores it; here a Ctrl-C that came meanwhile is delivered on leaving."""
+    if not _CAN_HOLD or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _watch(parent: int) -> None:
@@ -56,6 +74,8 @@ def fork_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork"), initializer=_die_with,
                                initargs=(os.getpid(),))
     try:
+        with _forking():
+            pool.submit(os.getpid)  # a fork pool starts every worker at its first task
         yield pool
     except BaseException:
         _kill(pool)
@@ -115,7 +135,8 @@ def run_beside(there: Callable[[], There], here: Callable[[], Here], *,
     fork = get_context("fork")
     receiving, sending = fork.Pipe(duplex=False)
     worker = fork.Process(target=_serve, args=(sending, there, os.getpid()), daemon=True)
-    worker.start()
+    with _forking():
+        worker.start()
     sending.close()
     try:
         try:

@@ -1,7 +1,10 @@
 """load_indexes: the content-hash cache, sharing between trees, damaged caches, parallel indexing."""
 
 import pickle
+import signal
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -389,3 +392,44 @@ def test_a_warm_index_answers_text_searches_from_the_cache(tmp_path, monkeypatch
         conn.execute("UPDATE summaries SET blob = ? WHERE key = ?", (b'{"pass": [99], "helper": [1, "x"]}', key))
     third = load_index(tree(tmp_path / "t", FILES_NAMING_HELPER), cache, workers=1)
     assert third.grep("pass") == ("host.d",) and third.grep("helper") == answers["helper"]
+
+
+def _held(db: Path) -> sqlite3.Connection:
+    """Another pinport in the middle of a write: the database's write lock taken and kept."""
+    holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    return holder
+
+
+def test_a_write_waits_for_another_writer_in_short_steps(tmp_path):
+    db = tmp_path / "index.sqlite"
+    cache = IndexCache(db)
+    cache.put_many([("a", b"1")])
+    holder = _held(db)
+    threading.Timer(1.0, holder.rollback).start()  # sqlite's own wait is a quarter of that
+    cache.put_many([("b", b"2")])
+    assert cache.get_many(["a", "b"]) == {"a": b"1", "b": b"2"}
+
+
+def test_ctrl_c_is_heard_while_waiting_for_a_lock(tmp_path):
+    db = tmp_path / "index.sqlite"
+    cache = IndexCache(db)
+    cache.put_many([("a", b"1")])
+    holder = _held(db)
+    threading.Timer(0.5, signal.raise_signal, (signal.SIGINT,)).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        cache.put_many([("b", b"2")])
+    assert time.monotonic() - started < 5  # not after the whole minute of patience
+    holder.rollback()
+
+
+def test_a_lock_kept_past_patience_costs_the_write_not_the_cache(tmp_path, monkeypatch):
+    db = tmp_path / "index.sqlite"
+    cache = IndexCache(db)
+    cache.put_many([("a", b"1")])
+    monkeypatch.setattr(index_mod, "_LOCK_PATIENCE", 0.5)
+    holder = _held(db)
+    cache.put_many([("b", b"2")])  # given up: no error, the row simply not kept
+    holder.rollback()
+    assert cache.get_many(["a", "b"]) == {"a": b"1"}  # the database was not taken for corrupt

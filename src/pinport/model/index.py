@@ -20,12 +20,13 @@ import mmap
 import os
 import re
 import sqlite3
+import time
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from ..errors import note_context
 from ..sources.cache import Cache
@@ -728,11 +729,13 @@ class IndexCache:
         for attempt in range(2):
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, timeout=60)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("CREATE TABLE IF NOT EXISTS summaries (key TEXT PRIMARY KEY, blob BLOB)")
+                conn = sqlite3.connect(self.path, timeout=_BUSY_STEP)
+                _patiently(conn.execute, "PRAGMA journal_mode=WAL")
+                _patiently(conn.execute, "CREATE TABLE IF NOT EXISTS summaries (key TEXT PRIMARY KEY, blob BLOB)")
                 return conn
-            except sqlite3.DatabaseError:
+            except sqlite3.DatabaseError as exc:
+                if _is_busy(exc):
+                    return None  # another pinport kept it locked past our patience: go on without it
                 if attempt or self.path.is_dir():
                     return None  # unusable cache: index without it rather than fail the scan
                 try:
@@ -754,7 +757,8 @@ class IndexCache:
                 for i in range(0, len(keys), 900):
                     chunk = keys[i:i + 900]
                     marks = ",".join("?" * len(chunk))
-                    found.update(conn.execute(f"SELECT key, blob FROM summaries WHERE key IN ({marks})", chunk))
+                    found.update(_patiently(_all_rows, conn, f"SELECT key, blob FROM summaries WHERE key IN ({marks})",
+                                            chunk))
             except sqlite3.DatabaseError:
                 return {}
         return found
@@ -769,10 +773,10 @@ class IndexCache:
         if conn is None:
             return None
         try:
-            row = conn.execute("SELECT blob FROM summaries WHERE key = ?", (key,)).fetchone()
+            rows = _patiently(_all_rows, conn, "SELECT blob FROM summaries WHERE key = ?", (key,))
         except sqlite3.DatabaseError:
             return None
-        return row[0] if row is not None else None
+        return rows[0][0] if rows else None
 
     def put_many(self, items: Iterable[tuple[str, bytes]]) -> None:
         conn = self._connect()
@@ -780,10 +784,39 @@ class IndexCache:
             return
         with closing(conn):
             try:
-                with conn:
-                    conn.executemany("INSERT OR REPLACE INTO summaries VALUES (?, ?)", items)
+                _patiently(_write_rows, conn, list(items))
             except sqlite3.DatabaseError:
                 pass  # a cache that cannot be written only costs speed next time
+
+
+_Result = TypeVar("_Result")
+_BUSY_STEP = 0.25  # seconds sqlite waits for a lock inside one call: C code, deaf to Ctrl-C meanwhile
+_LOCK_PATIENCE = 60.0  # seconds another pinport may hold the database before we go on without it
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _patiently(operation: Callable[..., _Result], *args: Any) -> _Result:
+    """`operation(*args)`, tried again in short waits while another process holds the lock, so a
+    Ctrl-C is handled between two waits rather than after one long wait inside sqlite."""
+    deadline = time.monotonic() + _LOCK_PATIENCE
+    while True:
+        try:
+            return operation(*args)
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() >= deadline:
+                raise
+
+
+def _all_rows(conn: sqlite3.Connection, sql: str, params: Sequence[str]) -> list[tuple]:
+    return conn.execute(sql, params).fetchall()
+
+
+def _write_rows(conn: sqlite3.Connection, rows: list[tuple[str, bytes]]) -> None:
+    with conn:
+        conn.executemany("INSERT OR REPLACE INTO summaries VALUES (?, ?)", rows)
 
 
 class _CorpusRecord(NamedTuple):
