@@ -104,6 +104,23 @@ def test_undefined_member_of_a_plugin_class():
                     checks=CHECK), ["no PP0051"])
 
 
+COMPUTED_BASES = ("import torch.nn as nn\nfrom host.runner import Runner\n\nBASES = [nn.Module]\nBASES.append(Runner)\n"
+                  "BASES = tuple(BASES)\n\n\nclass Model({bases}):\n    def load(self):\n"
+                  "        return dict(self.zz_named_parameters())\n")
+
+
+@pytest.mark.parametrize(("bases", "expected"), [
+    ("*BASES", ["no PP0051"]),  # the bases are a sequence built at run time: an outside base may define it
+    ("", ["PP0051 error latent Model.load:11"]),  # a class of the plugin's own: nothing defines it
+])
+def test_a_class_with_bases_unpacked_from_a_sequence_has_unknown_members(bases, expected):
+    src = COMPUTED_BASES.format(bases=bases)
+    result = run_scan({"host/runner.py": RUNNER}, {"host/runner.py": RUNNER}, {"plug/model.py": src}, checks=CHECK)
+    expect(result, expected, at=True)
+    if not expected[0].startswith("no "):
+        assert only(result, "PP0051").args == {"name": "zz_named_parameters", "cls": "Model", "label": "plugin"}
+
+
 TWICE = "    def capture(self):\n        return 1\n\n    def capture(self):\n        return 2\n"
 BRANCHES = ("    import sys\n    if sys.version_info >= (3, 12):\n        def capture(self):\n            return 1\n"
             "    else:\n        def capture(self):\n            return 2\n")

@@ -69,6 +69,15 @@ def dotted(node: ast.AST | None) -> str:
     return ""
 
 
+def _base_text(node: ast.expr) -> str:
+    """A class base as `ClassInfo.bases` keeps it: its dotted text; `*name` for bases unpacked from a
+    sequence built at run time (`class M(*bases)`), which no lookup resolves, so the class counts as
+    one with an outside base whose members are unknown; "?" for any other expression."""
+    if isinstance(node, ast.Starred):
+        return f"*{dotted(node.value) or '?'}"
+    return dotted(node) or "?"
+
+
 def _short(node: ast.AST | None, lines: list[str]) -> str | None:
     """Source text of a default or annotation, sliced from its line (cheaper than ast.unparse)."""
     if node is None:
@@ -264,7 +273,7 @@ class _ModuleVisitor:
             name=node.name,
             line=node.lineno,
             end_line=node.end_lineno or node.lineno,
-            bases=tuple(dotted(b) or "?" for b in node.bases),
+            bases=tuple(_base_text(b) for b in node.bases),
             decorators=tuple(d for d in (dotted(x) for x in node.decorator_list) if d),
             keywords=tuple((k.arg or "**", dotted(k.value) or "?") for k in node.keywords),
         )
