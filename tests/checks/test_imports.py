@@ -303,6 +303,25 @@ def test_a_probe_import_with_a_fallback_is_context(handler, expected):
     assert only(result, "PP0601").details[0] == ("guarded: try-fallback" if "info" in expected[0] else "guarded: try")
 
 
+@pytest.mark.parametrize(("handler", "expected"), [
+    # a chain of fallbacks: the handler tries the name's other home, and only then gives up
+    ("    try:\n        from host.other import f\n    except ImportError:\n        pass", ["PP0402 info drift"]),
+    # the same under an `if`: still an import of the name from elsewhere
+    ("    if True:\n        from host.other import f", ["PP0402 info drift"]),
+    # nested, but the handler binds a stand-in the code goes on to use: warned as before
+    ("    try:\n        import os\n    except ImportError:\n        pass\n    f = None", ["PP0402 warning drift"]),
+])
+def test_a_fallback_import_nested_in_the_handler_is_a_fallback(handler, expected):
+    old = {"host/m.py": "def f():\n    pass\n", "host/other.py": "def f():\n    pass\n"}
+    new = {"host/m.py": "def g():\n    pass\n", "host/other.py": "def f():\n    pass\n"}
+    src = "f = None\ntry:\n    from host.m import f\nexcept ImportError:\n" + handler + "\n\n\ndef use():\n    return f\n"
+    result = scan(old, new, src)
+    expect(result, expected)
+    finding = only(result, "PP0402")
+    assert finding.plugin.line == 3 and finding.status.value == "drift"
+    assert finding.details[0] == ("guarded: try-fallback" if "info" in expected[0] else "guarded: try")
+
+
 @pytest.mark.parametrize("new_m, expected", [
     # NEW has what the try imports: the `except ImportError:` fallback for OLD never runs there
     ("Mode = 0\n", ["PP0601 info drift", "PP0601 info fixed"]),

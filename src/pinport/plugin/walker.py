@@ -568,12 +568,34 @@ def _falls_back(node: ast.Try, kinds: set[str], reads: dict[str, list[int]]) -> 
     flags = _constant_names(node.body)
     first, last = node.lineno, node.end_lineno or node.lineno
     for h in handlers:
-        imported = {n for stmt in h.body if isinstance(stmt, ast.Import | ast.ImportFrom) for n in _bound_names(stmt)}
-        others = {n for stmt in h.body if not isinstance(stmt, ast.Import | ast.ImportFrom) for n in _bound_names(stmt)}
+        imported, others = _imported_and_other_names(h.body)
         others -= flags & _constant_names(h.body)  # `AVAILABLE = True` / `AVAILABLE = False`: a flag, no stand-in
         if bound & others or any(not first <= line <= last for n in bound - imported for line in reads.get(n, ())):
             return False
     return True
+
+
+def _imported_and_other_names(stmts: list[ast.stmt]) -> tuple[set[str], set[str]]:
+    """(names the statements bind by importing, names they bind otherwise), at any depth of `try:`,
+    `if` and `with` (a handler's own `try: from a import X / except ImportError: from b import X` is
+    a chain of fallbacks: every X it binds is an import)."""
+    imported: set[str] = set()
+    others: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            imported.update(_bound_names(stmt))
+        elif isinstance(stmt, ast.Try | ast.TryStar | ast.If | ast.With):
+            nested = [*stmt.body, *getattr(stmt, "orelse", ()), *getattr(stmt, "finalbody", ()),
+                      *(s for h in getattr(stmt, "handlers", ()) for s in h.body)]
+            inner_imported, inner_others = _imported_and_other_names(nested)
+            imported |= inner_imported
+            others |= inner_others
+            if isinstance(stmt, ast.With):
+                others.update(n.id for item in stmt.items if item.optional_vars is not None
+                              for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name))
+        else:
+            others.update(_bound_names(stmt))
+    return imported, others - imported
 
 
 def _constant_names(stmts: list[ast.stmt]) -> set[str]:
