@@ -121,6 +121,21 @@ def test_a_class_with_bases_unpacked_from_a_sequence_has_unknown_members(bases, 
         assert only(result, "PP0051").args == {"name": "zz_named_parameters", "cls": "Model", "label": "plugin"}
 
 
+@pytest.mark.parametrize(("src", "expected"), [
+    # NamedTuple and Enum are looked past for members, but give their own few under their names
+    ("from typing import NamedTuple\n\n\nclass Row(NamedTuple):\n    m: int\n\n    def dump(self):\n"
+     "        return self._asdict()\n", ["no PP0051"]),
+    ("import enum\n\n\nclass Mode(enum.Enum):\n    FAST = 1\n\n    def show(self):\n        return self._value_\n",
+     ["no PP0051"]),
+    # any other name is still missing there
+    ("from typing import NamedTuple\n\n\nclass Row(NamedTuple):\n    m: int\n\n    def dump(self):\n"
+     "        return self._zz_as_dict()\n", ["PP0051 error latent Row.dump:8"]),
+])
+def test_members_an_inert_base_supplies(src, expected):
+    result = run_scan({"host/runner.py": RUNNER}, {"host/runner.py": RUNNER}, {"plug/row.py": src}, checks=CHECK)
+    expect(result, expected, at=True)
+
+
 TWICE = "    def capture(self):\n        return 1\n\n    def capture(self):\n        return 2\n"
 BRANCHES = ("    import sys\n    if sys.version_info >= (3, 12):\n        def capture(self):\n            return 1\n"
             "    else:\n        def capture(self):\n            return 2\n")

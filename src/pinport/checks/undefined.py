@@ -18,7 +18,7 @@ from ..facts import ScanFacts
 from ..findings import Finding, Kind, Severity
 from ..model.host import HostView
 from ..model.nodes import branches
-from ..model.resolve import CLASS, EXTERNAL, INERT_BASES, Symbol
+from ..model.resolve import CLASS, EXTERNAL, INERT_BASES, Symbol, inert_member
 from ..model.summary import ClassInfo
 from ..plugin.uses import (
     HostMethod,
@@ -307,6 +307,7 @@ class UndefinedCheck:
                 continue
             for attr, nodes in sorted(use.reads.items()):
                 if (attr in use.stores or attr in use.guarded or any(m.has_member(attr) for m in members)
+                        or any(inert_member(s, attr) for s in resolver.mro(sym)[1:] if s.kind == EXTERNAL)
                         or any("__getattr__" in m.methods for m in members) or not self._nowhere(ctx, attr)
                         or any(host_defines(view, base, attr) for view, base in below)):
                     continue

@@ -28,6 +28,7 @@ from .resolve import (
     MODULE,
     Resolver,
     Symbol,
+    inert_member,
     own_member,
 )
 from .summary import ClassInfo, FunctionInfo, ParamKind
@@ -97,6 +98,8 @@ class HostView:
         for owner in self.resolver.mro(cls):
             if owner.kind == EXTERNAL:
                 if owner.path in INERT_BASES:
+                    if (supplied := inert_member(owner, name)) is not None:
+                        return supplied
                     continue
                 return Symbol(EXTERNAL, f"{owner.path}.{name}", "", owner=owner.path)
             info = owner.obj

@@ -20,6 +20,20 @@ MODULE, CLASS, FUNCTION, METHOD, ATTRIBUTE, INSTANCE_ATTR, LAZY, EXTERNAL, OPAQU
 INERT_BASES = frozenset({
     "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol", "builtins.object", "object",
     "enum.Enum", "typing.NamedTuple", "typing.TypedDict", "typing_extensions.TypedDict"})
+# The few members an inert base does give its subclasses, under their own names (`row._asdict()`,
+# `mode.value`): a lookup finds them there, though it looks past the base for every other name.
+INERT_MEMBERS = {
+    "typing.NamedTuple": frozenset({"_asdict", "_replace", "_make", "_fields", "_field_defaults", "count", "index"}),
+    "enum.Enum": frozenset({"name", "value", "_name_", "_value_", "_missing_", "_generate_next_value_",
+                            "_member_map_", "_member_names_", "_value2member_map_"}),
+}
+
+
+def inert_member(base: Symbol, name: str) -> Symbol | None:
+    """`name` as the inert base `base` supplies it (an EXTERNAL symbol), or None."""
+    if name in INERT_MEMBERS.get(base.path, ()):
+        return Symbol(EXTERNAL, f"{base.path}.{name}", "", owner=base.path)
+    return None
 
 
 @dataclass(frozen=True)
@@ -194,6 +208,8 @@ class Resolver:
         for owner in self.mro(cls):
             info = owner.obj
             if owner.kind == EXTERNAL and owner.path in INERT_BASES:
+                if (supplied := inert_member(owner, name)) is not None:
+                    return supplied
                 continue
             if owner.kind != CLASS or not isinstance(info, ClassInfo):
                 # an outside class, or a base bound to a value (`Base = make_base()`): unknown members
