@@ -252,6 +252,17 @@ def test_torch_module_base_next_to_host_bases_gives_members(real_models_of):
     assert any(f.code == "PP0051" and f.level.value == "error" for f in result.findings)
 
 
+def test_members_of_a_namedtuple_base_are_defined_on_a_plugin_never_run_before(real_models_of):
+    """turboquant-plus-vllm 0.13.12 (open range `vllm>=...`, scanned on vLLM 0.33.0), tried as a new
+    user would: `class TuneMetaData(NamedTuple)` reads `self._asdict()` (turboquant_vllm/flute/tune.py:272),
+    NamedTuple's own member; before inert bases gave their members this was its one error."""
+    from pinport.scan import scan_models
+    models, settings = real_models_of("turboquant-plus-vllm", "0.13.12", "0.33.0")
+    result = scan_models(models, settings, checks=("undefined",), strict=True)
+    assert [f for f in result.findings if f.args.get("name") == "_asdict"] == []
+    assert [f for f in result.findings if f.level.value == "error"] == []
+
+
 def test_host_helper_handed_self_registers_the_quant_scales(real_models_of):
     """vLLM 0.24.0's `Attention.__init__` hands `self` to `_init_kv_cache_quant` (attention.py:430),
     which calls `set_default_quant_scales(layer, register_buffer=True)` (:153), which registers
