@@ -18,6 +18,7 @@ from pinport.pins import (
     REQUIREMENTS,
     choose_pin,
     find_pins,
+    no_pin_error,
     read_pin,
     release_of,
 )
@@ -202,3 +203,24 @@ def test_vllm_kunlun_profile_reads_the_pin_its_readme_states(files, expected, tm
     settings = load_settings(tmp_path)  # the profile is chosen by the project's name
     assert settings.profile == "vllm_kunlun"
     assert read_pin(settings, files.get) == expected
+
+
+VLLM = Settings(host="vllm")
+
+
+@pytest.mark.parametrize(("pyproject", "versions", "says"), [
+    ('[project]\nname = "p"\ndependencies = ["vllm>=0.14.0"]\n', ("0.13.0", "0.14.0", "0.15.0rc1", "0.14.1"),
+     "`vllm>=0.14.0` (pyproject.toml:3) is an open range, the newest release it admits is 0.14.1"),
+    ('[project]\nname = "p"\ndependencies = ["vllm>=0.14.0"]\n', None,
+     "`vllm>=0.14.0` (pyproject.toml:3) is an open range"),
+    ('[project]\nname = "p"\ndependencies = ["vllm"]\n', ("0.14.0",), "`vllm` (pyproject.toml:3) names no version"),
+    ('[project]\nname = "p"\ndependencies = ["vllm>=9,<9.1"]\n', ("0.14.0",),
+     "`vllm>=9,<9.1` (pyproject.toml:3) admits no release of vllm"),
+    ('[project]\nname = "p"\ndependencies = ["torch"]\n', ("0.14.0",), "no requirement names vllm"),
+])
+def test_no_pin_says_what_the_plugin_states_instead(pyproject, versions, says):
+    _, read, listing = reader({"pyproject.toml": pyproject})
+    assert read_pin(VLLM, read, listing, (lambda: versions) if versions else None) is None
+    error = no_pin_error("p 1.0", VLLM, read, listing, (lambda: versions) if versions else None)
+    assert isinstance(error, ConfigError)
+    assert str(error) == f"p 1.0: no exact vllm pin found: {says}; pass --old"

@@ -341,6 +341,28 @@ def read_pin(settings: Settings, read_file: ReadFile, list_files: ListFiles | No
     return None
 
 
+def no_pin_error(label: str, settings: Settings, read_file: ReadFile, list_files: ListFiles | None = None,
+                 versions: Callable[[], Iterable[str]] | None = None) -> ConfigError:
+    """The one-line error for a plugin whose pin sources decide no version, saying what they hold: an
+    open range (and the newest release it admits, the likeliest `--old`), or no requirement at all."""
+    dist = settings.host_dist
+    statements = find_pins(read_file, dist, list_files)
+    if not statements:
+        why = f"no requirement names {dist}"
+    else:
+        first = statements[0]
+        where = f"`{first.requirement}` ({first.file}:{first.line})"
+        listed = list(versions()) if versions is not None else []
+        newest = newest_admitted(first, listed) if listed else None
+        if not str(first.specifier):
+            why = f"{where} names no version"
+        elif first.bounded and listed:
+            why = f"{where} admits no release of {dist}"
+        else:
+            why = f"{where} is an open range" + (f", the newest release it admits is {newest}" if newest else "")
+    return ConfigError(f"{label}: no exact {dist} pin found: {why}; pass --old")
+
+
 def _regex_pin(source: PinSource, read_file: ReadFile, list_files: ListFiles | None = None) -> str | None:
     """Group 1 of the source's pattern in its file (a glob such as `*.dist-info/METADATA` names the first
     listed file it matches); a pattern that backtracks for longer than PATTERN_SECONDS is cut off (the

@@ -114,7 +114,7 @@ def test_pin_regex_reads_only_inside_the_plugin(trees, capsys, tmp_path):
     args = scan_args(trees)
     del args[args.index("--old"):args.index("--old") + 2]
     assert main(args) == 2
-    assert "no exact host pin found; pass --old" in _one_error_line(capsys)
+    assert "no exact host pin found: no requirement names host; pass --old" in _one_error_line(capsys)
 
 
 def test_summaries_database_that_is_a_directory(trees, capsys):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,7 @@ from packaging.version import Version
 from ..config import Settings, load_settings
 from ..errors import ConfigError, SourceNotFound
 from ..model.index import IndexCache
-from ..pins import read_pin
+from ..pins import no_pin_error, read_pin
 from ..plugin.project import is_plugin_checkout
 from ..scan import Models, host_history, load_models
 from ..sources import (
@@ -105,10 +106,11 @@ def resolve_inputs(*, plugin_spec: str | None, old_spec: str | None, new_spec: s
     settings = load_settings(plugin.project_root or plugin.root, overrides)
     if not old_spec:
         root = plugin.project_root or plugin.root
-        old_spec = read_pin(settings, lambda rel: read_inside(root, rel), lambda: _listing(root),
-                            lambda: list_versions(settings.host_dist))
+        read, listing = (lambda rel: read_inside(root, rel)), (lambda: _listing(root))
+        versions = functools.cache(lambda: tuple(list_versions(settings.host_dist)))  # one registry listing for both
+        old_spec = read_pin(settings, read, listing, versions)
         if not old_spec:
-            raise ConfigError(f"{plugin.label}: no exact {settings.host_dist} pin found; pass --old")
+            raise no_pin_error(plugin.label, settings, read, listing, versions)
     if not new_spec:
         new_spec = DEFAULT_NEW if default_job else _newest(settings.host_dist)
     old = load_host(old_spec, settings, cache=cache, progress=progress)

@@ -21,7 +21,7 @@ from ..errors import ConfigError, PinportError, SourceNotFound
 from ..findings import Finding, ScanResult
 from ..ledger.git import GitRepo
 from ..model.index import IndexCache, load_index, load_indexes
-from ..pins import read_pin
+from ..pins import no_pin_error, read_pin
 from ..plugin.model import load_plugin_model
 from ..port.plan import PortItem, file_proposals
 from ..port.run import applicable_merges, verified_merges, verified_port
@@ -266,7 +266,7 @@ def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
     old = options.old_spec or (choice.chosen.pin if choice and choice.chosen else None) or \
         read_pin(settings, snapshot.read)
     if not old:
-        raise ConfigError(f"{work_tree.label}: no exact {settings.host_dist} pin found; pass --old")
+        raise no_pin_error(work_tree.label, settings, snapshot.read)
     if not options.allow_downgrade:
         _refuse_downgrade(settings.host_dist, old, new)
     if options.apply and not options.allow_dirty:
