@@ -261,6 +261,57 @@ def test_a_class_replaced_by_a_factory_the_host_only_calls(extra, expected):
         assert (finding.plugin.path, finding.plugin.line, finding.subject) == ("plug/patch.py", 9, "host.runner.Manager")
 
 
+OWN_CLASS = """
+class Encoder:
+    def __init__(self, n):
+        self.n = n
+
+
+class Special(Encoder):
+    pass
+
+
+class Model:
+    def __init__(self):
+        self.tower = Encoder(2)
+        {extra}
+"""
+SWAP = """
+from host import model
+
+
+def _make_tower(n):
+    return model.Special(n)
+
+
+class Mine(model.Model):
+    def __init__(self):
+        orig = model.Encoder
+        model.Encoder = _make_tower
+        try:
+            super().__init__()
+        finally:
+            model.Encoder = orig
+"""
+
+
+@pytest.mark.parametrize(("extra", "elsewhere", "expected"), [
+    # the class's own module builds it only inside functions (its module-level use as a base ran at import)
+    ("", "", ["no PP0611"]),
+    # negative twins: the module tests instances against the name, or another module reads `model.Encoder`
+    ("assert isinstance(self.tower, Encoder)", "", ["PP0611 error latent"]),
+    ("", "from host import model\n\n\ndef kind(x):\n    return issubclass(x, model.Encoder)\n", ["PP0611 error latent"]),
+])
+def test_a_class_its_own_module_only_builds_swapped_for_a_factory(extra, elsewhere, expected):
+    from pinport.checks.host_kinds import HostKindsCheck
+    host = {"host/model.py": OWN_CLASS.format(extra=extra), **({"host/other.py": elsewhere} if elsewhere else {})}
+    result = run_scan(host, host, {"plug/swap.py": SWAP}, checks=(HostKindsCheck(),))
+    expect(result, expected)
+    if expected[0].startswith("PP0611"):
+        (finding,) = result.findings
+        assert (finding.plugin.path, finding.plugin.line, finding.subject) == ("plug/swap.py", 11, "host.model.Encoder")
+
+
 # -- a confirming host call inside a host method the plugin's subclass overrides -----------------------
 
 UTILS = "def prep(a, b, ctx=None):\n    pass\n"

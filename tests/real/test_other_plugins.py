@@ -263,6 +263,18 @@ def test_members_of_a_namedtuple_base_are_defined_on_a_plugin_never_run_before(r
     assert [f for f in result.findings if f.level.value == "error"] == []
 
 
+def test_a_host_class_swapped_for_a_factory_during_a_constructor(real_models_of):
+    """duplexjev-vllm 0.3.0 (no requirement on vLLM; scanned on 0.33.0), a plugin never run before:
+    `DuplexJevForConditionalGeneration.__init__` sets `ultravox.UltravoxWhisperEncoder = _make_tower` around
+    `super().__init__()` and restores it (duplexjev_vllm/model.py:59). vLLM 0.33.0's ultravox.py only builds
+    the encoder, inside `UltravoxModel.__init__` (`vllm/model_executor/models/ultravox.py:694`), and no module
+    reads it as `ultravox.UltravoxWhisperEncoder`: the factory serves, no PP0611 error."""
+    from pinport.scan import scan_models
+    models, settings = real_models_of("duplexjev-vllm", "0.3.0", "0.33.0")
+    result = scan_models(models, settings, checks=("host-kinds",), strict=True)
+    assert [f for f in result.findings if f.code == "PP0611"] == []
+
+
 def test_host_helper_handed_self_registers_the_quant_scales(real_models_of):
     """vLLM 0.24.0's `Attention.__init__` hands `self` to `_init_kv_cache_quant` (attention.py:430),
     which calls `set_default_quant_scales(layer, register_buffer=True)` (:153), which registers

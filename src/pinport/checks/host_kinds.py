@@ -82,6 +82,9 @@ class HostKindsCheck:
                 continue
             if member.module != owner.module and ctx.host.only_called(owner.module, patch.name):
                 continue  # an imported class the module only calls: the factory serves it (and no other module)
+            if member.module == owner.module and ctx.host.only_called(owner.module, patch.name, at_run_time=True) \
+                    and not ctx.host.read_elsewhere_as_attribute(owner.module, patch.name):
+                continue  # a class its own module only builds, in functions, and no module reads as `mod.Name`
             yield Finding(FUNCTION_BECAME_CLASS, {"name": patch.target, "label": ctx.host.label}, patch.site,
                           subject=patch.target, severity=guard_severity(patch.guard),
                           suggestion="patch the class's methods instead of replacing it with a function",

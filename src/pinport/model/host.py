@@ -165,22 +165,43 @@ class HostView:
         text = "\n".join(self.index.lines(cls.module)[info.line - 1:info.end_line])
         return f"super().{method}(" in text or re.search(rf"super\([^)]*\)\.{re.escape(method)}\(", text) is not None
 
-    def only_called(self, module: str, name: str) -> bool:
+    def only_called(self, module: str, name: str, *, at_run_time: bool = False) -> bool:
         """Whether every use of the global `name` in `module` calls it (`Name(...)`, or an annotation,
-        which is not evaluated there): a factory function standing in for that class works the same."""
+        which is not evaluated there): a factory function standing in for that class works the same.
+        `at_run_time` counts only the uses inside functions: where `module` defines the class, its
+        module-level uses (a base, a table) ran at import, before any plugin could replace the name."""
         def build() -> bool:
             tree = self.index.parsed(module)
             if tree is None:
                 return False
-            calls, annotated = set(), set()
+            calls, annotated, inside = set(), set(), set()
             for node in walk_tree(tree):
                 if isinstance(node, ast.Call):
                     calls.add(id(node.func))
                 for part in _annotations(node):
                     annotated.update(id(n) for n in walk_tree(part))
-            uses = [n for n in walk_tree(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+                if at_run_time and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                    for part in (node.body if isinstance(node.body, list) else [node.body]):
+                        inside.update(id(n) for n in walk_tree(part))
+            uses = [n for n in walk_tree(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                    and (not at_run_time or id(n) in inside)]
             return bool(uses) and all(id(n) in calls or id(n) in annotated for n in uses)
-        return self.memo(("only-called", module, name), build)
+        return self.memo(("only-called", module, name, at_run_time), build)
+
+    def read_elsewhere_as_attribute(self, module: str, name: str) -> bool:
+        """Whether a module other than `module` reads `<module>.name` other than by calling it (a
+        replacement of the module attribute reaches those reads; `from module import name` binds the
+        original at import and does not see it)."""
+        def build() -> bool:
+            for other in self.index.grep(f".{name}"):
+                tree = self.index.parsed(other) if other != module else None
+                if tree is None:
+                    continue
+                calls = {id(n.func) for n in walk_tree(tree) if isinstance(n, ast.Call)}
+                if any(isinstance(n, ast.Attribute) and n.attr == name and id(n) not in calls for n in walk_tree(tree)):
+                    return True
+            return False
+        return self.memo(("read-as-attribute", module, name), build)
 
     # -- related classes ---------------------------------------------------------------------------
     def related_modules(self, prefix: str) -> list[str]:
