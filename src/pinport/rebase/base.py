@@ -9,6 +9,7 @@ is no base. Everything is read from git objects: no checkout, nothing moved.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -79,7 +80,8 @@ def _record(git: GitRepo, commit: str, names: tuple[str, ...]) -> str:
     return found[0] if found else ""
 
 
-def _candidates(git: GitRepo, settings: Settings, skip: str) -> list[Candidate]:
+def _candidates(git: GitRepo, settings: Settings, skip: str,
+                versions: Callable[[], Iterable[str]] | None = None) -> list[Candidate]:
     out = git.run("for-each-ref", "--format=%(refname)%1f%(objectname)%1f%(symref)", "refs/heads",
                   "refs/remotes")
     found = []
@@ -95,14 +97,18 @@ def _candidates(git: GitRepo, settings: Settings, skip: str) -> list[Candidate]:
             continue
         if name == skip:
             continue  # the branch this rebase works on is its output, not a base
-        pin = read_pin(settings, lambda rel, sha=sha: git.read_blob(sha, rel))
+        pin = read_pin(settings, lambda rel, sha=sha: git.read_blob(sha, rel), versions=versions)
         record = _record(git, sha, settings.validation_records)
         found.append(Candidate(shown, sha, pin, record, is_main, remote))
     return sorted(found, key=lambda c: (c.remote, not c.is_main, c.branch))
 
 
-def choose_base(git: GitRepo, settings: Settings, new: str, *, old: str | None = None) -> BaseChoice:
+def choose_base(git: GitRepo, settings: Settings, new: str, *, old: str | None = None,
+                versions: Callable[[], Iterable[str]] | None = None) -> BaseChoice:
     """The highest pin below NEW among main and validated rebase branches; the rest with reasons.
+
+    `versions` lists the host's releases, so a branch pinned by a narrow range counts with the newest
+    release its range admits, as `pinport scan` reads it.
 
     Ties go to a local branch over a remote one and to main over a rebase branch. A given
     `--old` older than the chosen pin is warned about (the rebase would redo a finished one).
@@ -110,7 +116,7 @@ def choose_base(git: GitRepo, settings: Settings, new: str, *, old: str | None =
     new_version = _version(new)
     counted: list[Candidate] = []
     passed: list[Candidate] = []
-    for cand in _candidates(git, settings, branch_name(settings, new)):
+    for cand in _candidates(git, settings, branch_name(settings, new), versions):
         version = _version(cand.pin)
         if version is None:
             reason = f"no exact {settings.host_dist} pin"

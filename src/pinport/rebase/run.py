@@ -7,6 +7,7 @@ ticked by scanning it too. `--apply` edits only the working tree, and only on a 
 
 from __future__ import annotations
 
+import functools
 import gc
 import subprocess
 import time
@@ -137,6 +138,15 @@ def is_plugin_checkout(path: Path, settings: Settings) -> bool:
     return setup.is_file() and f"{settings.host}." in setup.read_text(encoding="utf-8", errors="replace")
 
 
+def _releases_or_none(dist: str) -> tuple[str, ...]:
+    """The host's releases, to resolve a narrow-range pin; none when the index cannot be reached (the
+    pin then decides nothing: `--old` does, or a local host tree)."""
+    try:
+        return tuple(list_versions(dist))
+    except PinportError:
+        return ()
+
+
 def _newest(dist: str) -> str:
     from packaging.version import Version
 
@@ -229,6 +239,7 @@ def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
         raise ConfigError("--new-tree needs --new VERSION too (the version the pins move to)")
     new = options.new_spec or _newest(settings.host_dist)
     git = _git_or_none(project) if local.is_dir() else None
+    releases = functools.cache(lambda: _releases_or_none(settings.host_dist))  # asked only for a narrow range
     choice: BaseChoice | None = None
     branch_note = ""
     base_tree = work_tree
@@ -236,7 +247,7 @@ def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
     at_base = True
     try:
         if git is not None:
-            choice = choose_base(git, settings, new, old=options.old_spec)
+            choice = choose_base(git, settings, new, old=options.old_spec, versions=releases)
             chosen = choice.chosen
             if options.branch:
                 if chosen is None:
@@ -264,9 +275,9 @@ def _run_rebase(options: RebaseOptions, progress: ProgressFn) -> Rebase:
     if options.apply and not at_base:
         raise PinportError("--apply: the working tree does not descend from the chosen base; pass --branch")
     old = options.old_spec or (choice.chosen.pin if choice and choice.chosen else None) or \
-        read_pin(settings, snapshot.read)
+        read_pin(settings, snapshot.read, versions=releases)
     if not old:
-        raise no_pin_error(work_tree.label, settings, snapshot.read)
+        raise no_pin_error(work_tree.label, settings, snapshot.read, versions=releases)
     if not options.allow_downgrade:
         _refuse_downgrade(settings.host_dist, old, new)
     if options.apply and not options.allow_dirty:
