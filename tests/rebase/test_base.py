@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.ledger.gitrepo import ScratchRepo
+
 from pinport.config import load_settings
 from pinport.ledger.git import GitRepo
 from pinport.rebase.base import choose_base
-from tests.ledger.gitrepo import ScratchRepo
 
 PYPROJECT = ('[project]\nname = "demo_plugin"\nversion = "1.0"\ndependencies = ["{requirement}"]\n\n'
              '[tool.pinport]\nhost = "hostlib"\nplugin-package = "demo_plugin"\n')

@@ -84,3 +84,38 @@ def test_already_at_new_is_no_edit_and_metadata_extras_are_not_requirements() ->
                       host_label="vllm 0.33.0", metadata=METADATA)
     assert again.texts == {} and [e.finding.code for e in again.edits] == ["PP0023"]
     assert sorted(host_requirements(METADATA)) == ["protobuf", "torch"]
+
+
+RANGES = {
+    "pyproject.toml": textwrap.dedent("""
+        [project]
+        name = "plug"
+        dependencies = [
+            "vllm>=0.24.0, <0.32.0",  # tested on 0.31
+        ]
+        """).lstrip(),
+    "requirements.txt": "vllm>=0.26.0,<0.31.1\n",
+    "requirements-open.txt": "vllm>=0.26.0\n",
+}
+
+
+def test_a_narrow_range_moves_its_upper_bound_in_the_style_it_was_written():
+    """OLD 0.31.0 is the newest release `<0.32.0` admits (the next minor): for NEW 0.34.0 the bound becomes
+    `<0.35.0`; `<0.31.1` (the next patch) becomes `<0.34.1`; a lower bound and an open range are left."""
+    settings = Settings(pin_sources=(PinSource("requirement"),))
+    plan = plan_pins(settings, sorted(RANGES), RANGES.get, old="0.31.0", new="0.34.0", host_label="vllm 0.34.0",
+                     metadata=METADATA)
+    edits = [(e.path, e.line, e.finding.code, e.before, e.after) for e in plan.edits]
+    assert edits == [
+        ("pyproject.toml", 4, "PP0024", '    "vllm>=0.24.0, <0.32.0",  # tested on 0.31',
+         '    "vllm>=0.24.0, <0.35.0",  # tested on 0.31'),
+        ("requirements.txt", 1, "PP0024", "vllm>=0.26.0,<0.31.1", "vllm>=0.26.0,<0.34.1"),
+    ]
+    finding = plan.edits[0].finding
+    assert finding.args == {"what": "[project].dependencies", "dist": "vllm", "old": "<0.32.0,>=0.24.0",
+                            "new": "0.34.0", "widened": "<0.35.0,>=0.24.0"}
+    assert "requirements-open.txt" not in plan.texts
+    # a range that admits NEW already is no edit
+    again = plan_pins(settings, sorted(RANGES), RANGES.get, old="0.31.0", new="0.31.0", host_label="vllm 0.31.0",
+                      metadata=METADATA)
+    assert again.edits == () and again.texts == {}

@@ -37,10 +37,13 @@ BUILD_PIN_MISMATCH = Kind("PP0021", "RequirementMismatch", "{what} has `{current
                           "`{required}`", Severity.ERROR, None, "rebase")
 BUILD_PIN_LOOSE = Kind("PP0022", "RequirementNotAligned", "{what} has `{current}`, which admits but does not "
                        "state what {host} {new} requires (`{required}`)", Severity.WARNING, None, "rebase")
+HOST_RANGE_EXCLUDES_NEW = Kind("PP0024", "HostRangeExcludesNew", "{what} admits `{dist}{old}`, which excludes "
+                               "{new}; the rebase moves its upper bound to `{dist}{widened}`", Severity.ERROR,
+                               None, "rebase")
 SEPARATE_PIN = Kind("PP0023", "SeparateHostPin", "{what} pins {dist}=={version}, a separate install of its own; "
                     "left alone", Severity.INFO, None, "rebase")
 
-KINDS = (HOST_PIN_STALE, BUILD_PIN_MISMATCH, BUILD_PIN_LOOSE, SEPARATE_PIN)
+KINDS = (HOST_PIN_STALE, BUILD_PIN_MISMATCH, BUILD_PIN_LOOSE, SEPARATE_PIN, HOST_RANGE_EXCLUDES_NEW)
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,40 @@ def host_requirements(metadata: str) -> dict[str, Requirement]:
 def _exact(spec: SpecifierSet) -> str | None:
     pins = [s.version for s in spec if s.operator in ("==", "===") and "*" not in s.version]
     return pins[0] if len(pins) == 1 else None
+
+
+def _widened(spec: SpecifierSet, old: str, new: str) -> tuple[str, str, str] | None:
+    """For a narrow range that excludes NEW: (operator, bound, new bound) of the upper bound to move,
+    in the style the plugin wrote it for OLD (the newest release it admitted): `<0.32.0` for 0.31.0
+    (the next minor) becomes `<0.35.0` for 0.34.0, `<0.28.1` for 0.28.0 (the next patch) `<0.34.1`,
+    `<=X` `<=NEW`. None when the range admits NEW, or has no single upper bound NEW passes (`~=`, `==X.*`)."""
+    try:
+        old_v, new_v = Version(old), Version(new)
+    except InvalidVersion:
+        return None
+    if spec.contains(new_v, prereleases=True) or any(c.operator in ("~=", "==", "===") for c in spec):
+        return None
+    passed = [c for c in spec if c.operator in ("<", "<=") and not (new_v < Version(c.version) or (
+        c.operator == "<=" and new_v == Version(c.version)))]
+    if len(passed) != 1:
+        return None
+    (clause,) = passed
+    bound = Version(clause.version)
+    if clause.operator == "<=":
+        upper = new
+    elif bound.release[:2] == (old_v.major, old_v.minor + 1):  # the next minor after OLD
+        upper = f"{new_v.major}.{new_v.minor + 1}.0"
+    else:  # the next patch after OLD, or any other bound: admit NEW's own release
+        upper = f"{new_v.major}.{new_v.minor}.{new_v.micro + 1}"
+    moved = SpecifierSet(",".join(str(c) for c in spec if c is not clause) + f",{clause.operator}{upper}")
+    return (clause.operator, clause.version, upper) if moved.contains(new_v, prereleases=True) else None
+
+
+def _move_bound(text: str, operator: str, bound: str, upper: str) -> str | None:
+    """`text` with the version characters of its `operator bound` clause replaced by `upper`."""
+    match = re.search(re.escape(operator) + (r"(?!=)" if operator == "<" else "") + r"\s*(" + re.escape(bound) + ")",
+                      text)
+    return text[:match.start(1)] + upper + text[match.end(1):] if match else None
 
 
 def _same(a: str, b: str) -> bool:
@@ -200,17 +237,23 @@ class _Planner:
             if name == canonicalize_name(self.dist):
                 pin = _exact(req.specifier)
                 if pin is None:
-                    continue
-                if not align and not _same(pin, self.old):
+                    widened = _widened(req.specifier, self.old, self.new) if align else None
+                    if widened is None or (replacement := _move_bound(str(item), *widened)) is None:
+                        continue
+                    kind, args = HOST_RANGE_EXCLUDES_NEW, {
+                        "what": what, "dist": self.dist, "old": str(req.specifier), "new": self.new,
+                        "widened": str(_requirement(replacement).specifier)}  # type: ignore[union-attr]
+                elif not align and not _same(pin, self.old):
                     line = _line_of(text, text.find(str(item)))
                     self._edit(path, line, what, self.dist, _line(text, line), "", Finding(
                         SEPARATE_PIN, {"what": what, "dist": self.dist, "version": pin},
                         Location(path, line, snippet=str(item))))
                     continue
-                if _same(pin, self.new):
+                elif _same(pin, self.new):
                     continue
-                replacement = str(item).replace(pin, self.new, 1)
-                kind, args = HOST_PIN_STALE, {"what": what, "dist": self.dist, "old": pin, "new": self.new}
+                else:
+                    replacement = str(item).replace(pin, self.new, 1)
+                    kind, args = HOST_PIN_STALE, {"what": what, "dist": self.dist, "old": pin, "new": self.new}
             elif align and name in self.aligned and name in self.required:
                 required = self.required[name]
                 kind = _judge_aligned(req, required)
@@ -251,7 +294,12 @@ class _Planner:
         README lines): each `host==OLD` gets its version characters replaced, nothing else."""
         for statement in sorted(found, key=lambda s: -s.start):  # bottom-up keeps the spans valid
             pin = statement.exact
-            if pin is None or not _same(pin, self.old) or text[statement.start:statement.end] != statement.requirement:
+            if text[statement.start:statement.end] != statement.requirement:
+                continue
+            if pin is None and (widened := _widened(statement.specifier, self.old, self.new)) is not None:
+                text = self._widen(path, text, statement, widened)
+                continue
+            if pin is None or not _same(pin, self.old):
                 continue
             at = statement.start + statement.requirement.rfind(pin)
             after_text = text[:at] + self.new + text[at + len(pin):]
@@ -263,6 +311,24 @@ class _Planner:
                 Location(path, line, snippet=before.strip()), suggestion=f"set {self.dist}=={self.new}"))
             text = after_text
         return text
+
+
+    def _widen(self, path: str, text: str, statement: PinStatement, widened: tuple[str, str, str]) -> str:
+        """A narrow range in a text file: its upper bound's version characters moved (`_widened`)."""
+        moved = _move_bound(statement.requirement, *widened)
+        if moved is None:
+            return text
+        after_text = text[:statement.start] + moved + text[statement.end:]
+        line = _line_of(text, statement.start)
+        before, after = _line(text, line), _line(after_text, line)
+        what = f"{path} line {line} ({statement.kind})"
+        parsed = _requirement(moved)
+        spec = str(parsed.specifier) if parsed is not None else moved
+        self._edit(path, line, what, self.dist, before, after, Finding(
+            HOST_RANGE_EXCLUDES_NEW, {"what": what, "dist": self.dist, "old": str(statement.specifier),
+                                      "new": self.new, "widened": spec},
+            Location(path, line, snippet=before.strip()), suggestion=f"set {self.dist}{spec}"))
+        return after_text
 
 
 def _requirement(item: object) -> Requirement | None:
