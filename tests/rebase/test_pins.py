@@ -112,8 +112,10 @@ def test_a_narrow_range_moves_its_upper_bound_in_the_style_it_was_written():
         ("requirements.txt", 1, "PP0024", "vllm>=0.26.0,<0.31.1", "vllm>=0.26.0,<0.34.1"),
     ]
     finding = plan.edits[0].finding
-    assert finding.args == {"what": "[project].dependencies", "dist": "vllm", "old": "<0.32.0,>=0.24.0",
-                            "new": "0.34.0", "widened": "<0.35.0,>=0.24.0"}
+    assert finding.args == {"what": "[project].dependencies", "dist": "vllm", "old": "vllm>=0.24.0, <0.32.0",
+                            "new": "0.34.0", "widened": "vllm>=0.24.0, <0.35.0"}
+    assert finding.message == ("[project].dependencies has `vllm>=0.24.0, <0.32.0`, which excludes vllm 0.34.0; "
+                               "the rebase moves its upper bound: `vllm>=0.24.0, <0.35.0`")
     assert "requirements-open.txt" not in plan.texts
     # a range that admits NEW already is no edit
     again = plan_pins(settings, sorted(RANGES), RANGES.get, old="0.31.0", new="0.31.0", host_label="vllm 0.31.0",

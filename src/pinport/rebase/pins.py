@@ -37,9 +37,8 @@ BUILD_PIN_MISMATCH = Kind("PP0021", "RequirementMismatch", "{what} has `{current
                           "`{required}`", Severity.ERROR, None, "rebase")
 BUILD_PIN_LOOSE = Kind("PP0022", "RequirementNotAligned", "{what} has `{current}`, which admits but does not "
                        "state what {host} {new} requires (`{required}`)", Severity.WARNING, None, "rebase")
-HOST_RANGE_EXCLUDES_NEW = Kind("PP0024", "HostRangeExcludesNew", "{what} admits `{dist}{old}`, which excludes "
-                               "{new}; the rebase moves its upper bound to `{dist}{widened}`", Severity.ERROR,
-                               None, "rebase")
+HOST_RANGE_EXCLUDES_NEW = Kind("PP0024", "HostRangeExcludesNew", "{what} has `{old}`, which excludes {dist} "
+                               "{new}; the rebase moves its upper bound: `{widened}`", Severity.ERROR, None, "rebase")
 SEPARATE_PIN = Kind("PP0023", "SeparateHostPin", "{what} pins {dist}=={version}, a separate install of its own; "
                     "left alone", Severity.INFO, None, "rebase")
 
@@ -240,9 +239,8 @@ class _Planner:
                     widened = _widened(req.specifier, self.old, self.new) if align else None
                     if widened is None or (replacement := _move_bound(str(item), *widened)) is None:
                         continue
-                    kind, args = HOST_RANGE_EXCLUDES_NEW, {
-                        "what": what, "dist": self.dist, "old": str(req.specifier), "new": self.new,
-                        "widened": str(_requirement(replacement).specifier)}  # type: ignore[union-attr]
+                    kind, args = HOST_RANGE_EXCLUDES_NEW, {"what": what, "dist": self.dist, "old": str(item),
+                                                           "new": self.new, "widened": replacement}
                 elif not align and not _same(pin, self.old):
                     line = _line_of(text, text.find(str(item)))
                     self._edit(path, line, what, self.dist, _line(text, line), "", Finding(
@@ -322,12 +320,10 @@ class _Planner:
         line = _line_of(text, statement.start)
         before, after = _line(text, line), _line(after_text, line)
         what = f"{path} line {line} ({statement.kind})"
-        parsed = _requirement(moved)
-        spec = str(parsed.specifier) if parsed is not None else moved
         self._edit(path, line, what, self.dist, before, after, Finding(
-            HOST_RANGE_EXCLUDES_NEW, {"what": what, "dist": self.dist, "old": str(statement.specifier),
-                                      "new": self.new, "widened": spec},
-            Location(path, line, snippet=before.strip()), suggestion=f"set {self.dist}{spec}"))
+            HOST_RANGE_EXCLUDES_NEW, {"what": what, "dist": self.dist, "old": statement.requirement,
+                                      "new": self.new, "widened": moved},
+            Location(path, line, snippet=before.strip()), suggestion=f"set `{moved}`"))
         return after_text
 
 
