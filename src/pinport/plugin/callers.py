@@ -191,7 +191,8 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str],
 def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], implicit: Iterable[str] = (),
                      lineage_of: Callable[[], Lineage | None] = lambda: None,
                      runs: Callable[[str, str], bool] = lambda module, unit: True,
-                     plugin_sets: Callable[[str], bool] = lambda attr: True, in_order: bool = False) -> bool:
+                     plugin_sets: Callable[[str], bool] = lambda attr: True, in_order: bool = False,
+                     dispatched: Callable[[str, Unit, ast.expr], bool] = lambda module, unit, node: True) -> bool:
     """Whether host code may call an ordinary subclass's override in a way it cannot accept (with
     `in_order`: passing a positional argument the override binds to another parameter than the base).
 
@@ -210,7 +211,9 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     or it is installed in place of host classes every host construction of which binds to it.
     `lineage_of()` gives where the class's instances can be; it is asked only when needed. A call
     that could fail counts only in a host unit that may still run (`runs(module, unit)`: some host
-    path the plugin has not replaced reaches it, `plugin.host_paths.HostPaths`).
+    path the plugin has not replaced reaches it, `plugin.host_paths.HostPaths`). A bare reference that
+    a dispatcher hands out only on a route the plugin's platform never takes (`dispatched(module,
+    unit, node)` False: `plugin.dispatch`) does not reach.
     """
     owner, base = view.replaced_member(patch.owner, patch.name)
     name = patch.name
@@ -286,7 +289,7 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
             nodes: list[ast.expr] = [c.func for c in walk.calls if call_name(c) == name and any(
                 c.lineno <= line <= (c.end_lineno or c.lineno) for line in lines) and _fits(base, c)]
             if refs:
-                nodes += [n for n in _bare_references(unit, name) if n.lineno in refs]
+                nodes += [n for n in _bare_references(unit, name) if n.lineno in refs and dispatched(module, unit, n)]
             inference = host_inference(resolver, module, unit, walk) if nodes else None
             if inference is not None and any(reaches(n, inference, module, unit) for n in nodes) \
                     and runs(module, unit.qualname):
