@@ -442,7 +442,7 @@ class ScanFacts:
                                     lambda: self.lineage(patch), self.host_paths(view).runs, self.plugin_sets,
                                     in_order=in_order, dispatched=self.dispatch_taken(view))
         # kept across runs: walking host modules for the ways a call can reach the class is most of a warm scan
-        name = (f"override-reached-5:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:"
+        name = (f"override-reached-4:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:"
                 f"{patch.target}:{'order' if in_order else 'binding'}")
         return self.keep(key, lambda: self.stored(name, bool, build, view))
 
