@@ -158,3 +158,23 @@ def test_a_bare_reference_outside_a_dispatcher_still_reaches():
     result = run_scan(host, host, plugin, checks=(SignaturesCheck(),), plugin_groups=("host.general_plugins", "host.platform_plugins"),
                       platform_instances=("host.platforms.current_platform",))
     expect(result, ["PP0107 warning latent MyNorm.forward_xpu:5"], at=True)
+
+
+@pytest.mark.parametrize(("enum", "level"), [
+    # the host class defines forward_cuda itself: the dispatcher's `self.forward_cuda` is the instance's own
+    # member, the plugin's override on a plugin instance, and a CUDA platform takes that route
+    ("CUDA", "warning"),
+    # negative twin: an out-of-tree platform never takes it
+    ("OOT", "info"),
+])
+def test_a_dispatcher_reads_the_member_the_instances_class_defines(enum, level):
+    host = {**HOST, "host/custom_op.py": CUSTOM_OP.replace(
+        "class Norm(CustomOp):\n    def forward_native(self, x, residual=None):\n        return x\n",
+        "class Norm(CustomOp):\n    def forward_native(self, x, residual=None):\n        return x\n\n"
+        "    def forward_cuda(self, x, residual=None):\n        return x\n")}
+    plugin = {"plug/norm.py": NORM.format(member="forward_cuda"), "plug/platform.py": PLATFORM.format(enum=enum),
+              **boot()}
+    result = run_scan(host, host, plugin, checks=(SignaturesCheck(),),
+                      plugin_groups=("host.general_plugins", "host.platform_plugins"),
+                      platform_instances=("host.platforms.current_platform",))
+    expect(result, [f"PP0107 {level} latent MyNorm.forward_cuda:5"], at=True)

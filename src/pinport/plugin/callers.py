@@ -249,7 +249,7 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
 
     def reaches(node: ast.expr, inference: Inference, module: str, unit: Unit) -> bool:
         callee = inference.callee(node)
-        if callee is not None and callee.sym.path != base.path:
+        if callee is not None and callee.sym.path != base.path and not _virtual(node, unit, callee.sym, base):
             return False  # another class's member of that name
         if isinstance(node, ast.Attribute) and _read_off_outside(node.value, inference):
             return False  # `torch.cuda.set_stream`: a member of another package's module, not of an instance
@@ -295,6 +295,19 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
                     and runs(module, unit.qualname):
                 return True
     return False
+
+
+def _virtual(node: ast.expr, unit: Unit, member: Symbol, base: Symbol) -> bool:
+    """Whether `self.name` in a host method reads `member`, which `base` overrides in a subclass:
+    on an instance of that subclass the read gets `base` (`self.forward_cuda` in CustomOp's dispatcher
+    is RMSNorm's own forward_cuda on an RMSNorm)."""
+    return bool(base.owner) and bool(member.owner) and _is_self(node, unit) and base.owner != member.owner \
+        and member.path.rpartition(".")[2] == base.path.rpartition(".")[2]
+
+
+def _is_self(node: ast.expr, unit: Unit) -> bool:
+    me = unit.node.args.args[0].arg if unit.cls and unit.node is not None and unit.node.args.args else ""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and bool(me) and node.value.id == me
 
 
 def _read_off_outside(node: ast.expr, inference: Inference) -> bool:
