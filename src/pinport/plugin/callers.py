@@ -249,7 +249,8 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
 
     def reaches(node: ast.expr, inference: Inference, module: str, unit: Unit) -> bool:
         callee = inference.callee(node)
-        if callee is not None and callee.sym.path != base.path and not _virtual(node, unit, callee.sym, base):
+        if callee is not None and callee.sym.path != base.path and not (
+                callee.sym.owner in related and _virtual(node, unit, callee.sym, base)):
             return False  # another class's member of that name
         if isinstance(node, ast.Attribute) and _read_off_outside(node.value, inference):
             return False  # `torch.cuda.set_stream`: a member of another package's module, not of an instance
@@ -298,7 +299,7 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
 
 
 def _virtual(node: ast.expr, unit: Unit, member: Symbol, base: Symbol) -> bool:
-    """Whether `self.name` in a host method reads `member`, which `base` overrides in a subclass:
+    """Whether `self.name` in a host method reads `member` (of a base of `base`'s class), which `base` overrides:
     on an instance of that subclass the read gets `base` (`self.forward_cuda` in CustomOp's dispatcher
     is RMSNorm's own forward_cuda on an RMSNorm)."""
     return bool(base.owner) and bool(member.owner) and _is_self(node, unit) and base.owner != member.owner \
