@@ -316,6 +316,9 @@ class Settings:
     # host methods the host runs without naming them (`forward` through torch's `Module.__call__`):
     # an ordinary subclass's override of one is always reachable
     called_implicitly: tuple[str, ...] = setting((), strings(nonempty))
+    # host objects standing for the platform the host runs on (`vllm.platforms.current_platform`): a
+    # dispatcher route guarded by one's predicate (`is_xpu()`) is judged with the plugin's platform class
+    platform_instances: tuple[str, ...] = setting((), strings(dotted_name))
     # host functions registering a function as a torch custom op, with the parameters naming the op and
     # the function (`"direct_register_custom_op(op_name, op_func)"`): the function runs where
     # `torch.ops.<ns>.<op>` is called (the caller graph of `plugin.host_paths`)

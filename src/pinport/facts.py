@@ -20,6 +20,7 @@ from typing import Any
 from .config import Settings
 from .findings import Location
 from .model.callsites import CallSite
+from .model.forwarding import dispatch_route
 from .model.host import HostView, receiving_params
 from .model.index import IndexCache, LazyModules
 from .model.inference import Inference
@@ -38,6 +39,7 @@ from .plugin.callers import (
     override_reached,
     replaced_units,
 )
+from .plugin.dispatch import PlatformGuards
 from .plugin.forks import Copies, find_copies, find_copy_sources, stored_copy_sources
 from .plugin.host_paths import HostPaths, OpRegistrar
 from .plugin.model import PluginModel
@@ -438,11 +440,24 @@ class ScanFacts:
         def build() -> bool:
             return override_reached(view, patch, self.replaced_units(view), self.settings.called_implicitly,
                                     lambda: self.lineage(patch), self.host_paths(view).runs, self.plugin_sets,
-                                    in_order=in_order)
+                                    in_order=in_order, dispatched=self.dispatch_taken(view))
         # kept across runs: walking host modules for the ways a call can reach the class is most of a warm scan
         name = (f"override-reached-4:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:"
                 f"{patch.target}:{'order' if in_order else 'binding'}")
         return self.keep(key, lambda: self.stored(name, bool, build, view))
+
+    def dispatch_taken(self, view: HostView) -> Callable[[str, Unit, ast.expr], bool]:
+        """Whether a bare `self.member` read in a host unit may hand the member out on the plugin's
+        platform: False only for a dispatcher's route whose platform guard the plugin's platform class
+        answers against (`plugin.dispatch`), the route `if current_platform.is_xpu(): return
+        self.forward_xpu` under a CUDA platform."""
+        guards = self.keep(("platform-guards", id(view)), lambda: PlatformGuards(
+            view, self.plugin, self.plugin_resolver, self.settings.platform_instances))
+
+        def taken(module: str, unit: Unit, node: ast.expr) -> bool:
+            route = dispatch_route(view.index, module, unit, node) if guards.platforms else None
+            return route is None or guards.possible(module, route)
+        return taken
 
     def handed_on(self, view: HostView, patch: Patch) -> bool:
         """Whether `view` may reach the member `patch` replaces without a call naming it (see

@@ -4,6 +4,11 @@ A call to such a factory binds to the factory's signature whatever keywords it p
 `**kwargs` takes them all; they fail only inside, when the constructor receives one it does not
 take. `forwarded_constructor` reads the factory's body once per host version (memoised on the
 `HostView`) and says which class its `**kwargs` reach and which keywords it passes itself.
+
+Dispatchers that hand a member on whole: `dispatch_forward` returns `self.forward_oot` (a bare
+read, no call), the class keeps it (`self._forward_method = self.dispatch_forward()`) and a
+passthrough runs it (`forward(self, *args, **kwargs)`). `dispatch_route` says which passthrough
+carries the member's arguments and which guards (`current_platform.is_xpu()`) its route passes.
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ from typing import NamedTuple
 
 from .binding import CONSTRUCT
 from .host import HostView
+from .index import CodeIndex
 from .inference import function_node, host_inference
 from .resolve import CLASS, Symbol
-from .summary import FunctionInfo, ParamKind
+from .summary import ClassInfo, FunctionInfo, ParamKind
 from .units import Unit, walk_unit
 
 
@@ -74,3 +80,99 @@ def _forwarding_call(view: HostView, factory: Symbol, kwarg: str) -> tuple[str, 
     if callee is None or callee.mode != CONSTRUCT:
         return None
     return callee.sym.path, explicit, call.lineno
+
+
+class Guard(NamedTuple):
+    """A test a dispatch route passes: `test` must evaluate to `holds` for the route to be taken."""
+
+    test: ast.expr
+    holds: bool
+
+
+class DispatchRoute(NamedTuple):
+    """`return self.member` in a dispatcher whose result the class keeps and calls through a passthrough.
+
+    `def dispatch_forward(self): if platform.is_xpu(): return self.forward_xpu ...`, kept as
+    `self._forward_method = self.dispatch_forward()` and run by `def forward(self, *args, **kwargs):
+    return self._forward_method(*args, **kwargs)`: the member then runs with exactly the arguments
+    the carrier (`forward`) gets, and only when every guard holds."""
+
+    carrier: str  # the passthrough method whose arguments the member receives
+    guards: tuple[Guard, ...]
+
+
+def dispatch_route(index: CodeIndex, module: str, unit: Unit, node: ast.expr) -> DispatchRoute | None:
+    """The route a bare `self.member` read in host `unit` is, when it is one (see `DispatchRoute`)."""
+    fn = unit.node
+    if fn is None or not unit.cls or not fn.args.args or not isinstance(node, ast.Attribute):
+        return None
+    me = fn.args.args[0].arg
+    if not (isinstance(node.value, ast.Name) and node.value.id == me):
+        return None
+    guards = _return_guards(fn.body, node, ())
+    if guards is None:
+        return None
+    info = _class_info(index, module, unit.cls)
+    if info is None:
+        return None
+    dispatcher = unit.qualname.rpartition(".")[2]
+    # the attribute holding the dispatcher's answer, and nothing else
+    kept = [a for a, stores in info.instance_attrs.items()
+            if stores and all(s.expr.startswith(f"self.{dispatcher}(") for s in stores)]
+    carrier = _passthrough_of(index, module, info, kept[0]) if len(kept) == 1 else ""
+    return DispatchRoute(carrier, guards) if carrier else None
+
+
+def _return_guards(body: list[ast.stmt], node: ast.expr, taken: tuple[Guard, ...]) -> tuple[Guard, ...] | None:
+    """The guards on the path to `return node` in a block: the tests of enclosing `if`s (true in the
+    body, false in the `else`), and of earlier `if test: return ...` statements passed (false)."""
+    for stmt in body:
+        if isinstance(stmt, ast.Return) and stmt.value is node:
+            return taken
+        if isinstance(stmt, ast.If):
+            found = _return_guards(stmt.body, node, (*taken, Guard(stmt.test, True)))
+            if found is None:
+                found = _return_guards(stmt.orelse, node, (*taken, Guard(stmt.test, False)))
+            if found is not None:
+                return found
+            if stmt.body and isinstance(stmt.body[-1], ast.Return) and not stmt.orelse:
+                taken = (*taken, Guard(stmt.test, False))  # passed only when the test failed
+    return None
+
+
+def _class_info(index: CodeIndex, module: str, qualname: str) -> ClassInfo | None:
+    """A host class's summary by its qualified name in its module (nested classes too)."""
+    summary = index.modules.get(module)
+    classes = summary.classes if summary is not None else {}
+    info = None
+    for part in qualname.split("."):
+        info = classes.get(part)
+        if info is None:
+            return None
+        classes = info.classes
+    return info
+
+
+def _passthrough_of(index: CodeIndex, module: str, info: ClassInfo, attr: str) -> str:
+    """The method of a class that only hands everything it gets to `self.attr`:
+    `def forward(self, *args, **kwargs): return self.attr(*args, **kwargs)`; '' when none."""
+    for name, fn in info.methods.items():
+        kinds = [p.kind for p in fn.signature.params[1:]]
+        if kinds != [ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD]:
+            continue
+        node = function_node(index, module, fn.line)
+        body = node.body if node is not None else []
+        if len(body) == 1 and isinstance(body[0], ast.Return) and _hands_on(body[0].value, attr, node):
+            return name
+    return ""
+
+
+def _hands_on(value: ast.expr | None, attr: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`self.attr(*args, **kwargs)`, with the function's own `self`, `*args` and `**kwargs`."""
+    args, kwarg = fn.args.vararg, fn.args.kwarg
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == attr \
+        and isinstance(value.func.value, ast.Name) and value.func.value.id == fn.args.args[0].arg \
+        and args is not None and kwarg is not None and len(value.args) == 1 and len(value.keywords) == 1 \
+        and isinstance(value.args[0], ast.Starred) and isinstance(value.args[0].value, ast.Name) \
+        and value.args[0].value.id == args.arg and value.keywords[0].arg is None \
+        and isinstance(value.keywords[0].value, ast.Name) and value.keywords[0].value.id == kwarg.arg

@@ -191,7 +191,8 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str],
 def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], implicit: Iterable[str] = (),
                      lineage_of: Callable[[], Lineage | None] = lambda: None,
                      runs: Callable[[str, str], bool] = lambda module, unit: True,
-                     plugin_sets: Callable[[str], bool] = lambda attr: True, in_order: bool = False) -> bool:
+                     plugin_sets: Callable[[str], bool] = lambda attr: True, in_order: bool = False,
+                     dispatched: Callable[[str, Unit, ast.expr], bool] = lambda module, unit, node: True) -> bool:
     """Whether host code may call an ordinary subclass's override in a way it cannot accept (with
     `in_order`: passing a positional argument the override binds to another parameter than the base).
 
@@ -210,7 +211,9 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     or it is installed in place of host classes every host construction of which binds to it.
     `lineage_of()` gives where the class's instances can be; it is asked only when needed. A call
     that could fail counts only in a host unit that may still run (`runs(module, unit)`: some host
-    path the plugin has not replaced reaches it, `plugin.host_paths.HostPaths`).
+    path the plugin has not replaced reaches it, `plugin.host_paths.HostPaths`). A bare reference that
+    a dispatcher hands out only on a route the plugin's platform never takes (`dispatched(module,
+    unit, node)` False: `plugin.dispatch`) does not reach.
     """
     owner, base = view.replaced_member(patch.owner, patch.name)
     name = patch.name
@@ -246,7 +249,8 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
 
     def reaches(node: ast.expr, inference: Inference, module: str, unit: Unit) -> bool:
         callee = inference.callee(node)
-        if callee is not None and callee.sym.path != base.path:
+        if callee is not None and callee.sym.path != base.path and not (
+                callee.sym.owner in related and _virtual(node, unit, callee.sym, base)):
             return False  # another class's member of that name
         if isinstance(node, ast.Attribute) and _read_off_outside(node.value, inference):
             return False  # `torch.cuda.set_stream`: a member of another package's module, not of an instance
@@ -286,12 +290,25 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
             nodes: list[ast.expr] = [c.func for c in walk.calls if call_name(c) == name and any(
                 c.lineno <= line <= (c.end_lineno or c.lineno) for line in lines) and _fits(base, c)]
             if refs:
-                nodes += [n for n in _bare_references(unit, name) if n.lineno in refs]
+                nodes += [n for n in _bare_references(unit, name) if n.lineno in refs and dispatched(module, unit, n)]
             inference = host_inference(resolver, module, unit, walk) if nodes else None
             if inference is not None and any(reaches(n, inference, module, unit) for n in nodes) \
                     and runs(module, unit.qualname):
                 return True
     return False
+
+
+def _virtual(node: ast.expr, unit: Unit, member: Symbol, base: Symbol) -> bool:
+    """Whether `self.name` in a host method reads `member` (of a base of `base`'s class), which `base` overrides:
+    on an instance of that subclass the read gets `base` (`self.forward_cuda` in CustomOp's dispatcher
+    is RMSNorm's own forward_cuda on an RMSNorm)."""
+    return bool(base.owner) and bool(member.owner) and _is_self(node, unit) and base.owner != member.owner \
+        and member.path.rpartition(".")[2] == base.path.rpartition(".")[2]
+
+
+def _is_self(node: ast.expr, unit: Unit) -> bool:
+    me = unit.node.args.args[0].arg if unit.cls and unit.node is not None and unit.node.args.args else ""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and bool(me) and node.value.id == me
 
 
 def _read_off_outside(node: ast.expr, inference: Inference) -> bool:

@@ -515,6 +515,8 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
                 out.holders.add(holder)
         elif _inert_argument(parent, node):
             continue  # isinstance(x, P), issubclass(C, (P, Q)), isinstance(x, P | Q), super(P, self)
+        elif _tested_table_key(plugin, module, tree, parent, node):
+            continue  # a key of a module table whose keys are only tested against: `isinstance(x, key)`
         elif isinstance(up, ast.Attribute):
             # `P.build(...)`: a factory of the class may build an instance anywhere; patching a member
             # (`P.m = f`), or reading a plain method (`P.m(self, ...)`, `P.__init__(self, ...)`), builds none
@@ -566,6 +568,46 @@ def _inert_argument(parent: dict[int, ast.AST], node: ast.AST) -> bool:
         node, up = up, parent.get(id(up))
     return isinstance(up, ast.Call) and node is not up.func and isinstance(up.func, ast.Name) \
         and up.func.id in _INERT_CALLS
+
+
+def _tested_table_key(plugin: PluginModel, module: str, tree: ast.Module, parent: dict[int, ast.AST],
+                      node: ast.AST) -> bool:
+    """Whether a class is a key of a module-level table (`TABLE = {P: ...}`) that only its own module
+    reads, and only by looping over it (`for cls, v in TABLE.items()`, `for cls in TABLE`) to test
+    against each key (`isinstance(x, cls)`): the class is looked at there, never built."""
+    table = parent.get(id(node))
+    stmt = parent.get(id(table))
+    if not (isinstance(table, ast.Dict) and any(k is node for k in table.keys) and parent.get(id(stmt)) is tree):
+        return False
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+    if len(targets) != 1 or not isinstance(targets[0], ast.Name) or stmt.value is not table:
+        return False
+    name = targets[0].id
+    whole = Words([name])
+    if any(m != module and whole.search(plugin.index.source(m)) for m in plugin.modules):
+        return False  # imported elsewhere: read where this module does not see
+    return plugin.index.module_memo(module, ("tested-table", name), lambda: _only_tested(tree, parent, name))
+
+
+def _only_tested(tree: ast.Module, parent: dict[int, ast.AST], name: str) -> bool:
+    """Whether every read of the module name `name` is a loop over its keys whose key is only tested against."""
+    stores = [n for n in walk_tree(tree) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
+    if len(stores) != 1:
+        return False
+    for read in (n for n in walk_tree(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+        up, pairs = parent.get(id(read)), False
+        if isinstance(up, ast.Attribute) and up.attr in ("items", "keys") and isinstance(call := parent.get(id(up)), ast.Call):
+            read, up, pairs = call, parent.get(id(call)), up.attr == "items"
+        if not isinstance(up, ast.For) or up.iter is not read:
+            return False
+        key = up.target.elts[0] if pairs and isinstance(up.target, ast.Tuple) and len(up.target.elts) == 2 else \
+            None if pairs else up.target
+        if not isinstance(key, ast.Name):
+            return False
+        uses = [n for stmt in up.body for n in walk_tree(stmt) if isinstance(n, ast.Name) and n.id == key.id]
+        if not all(isinstance(n.ctx, ast.Load) and _inert_argument(parent, n) for n in uses):
+            return False
+    return True
 
 
 _RETURN_DEPTH = 3  # functions handing a construction on by returning it, followed before it counts as escaped
