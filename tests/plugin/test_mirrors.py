@@ -187,3 +187,36 @@ def test_a_refactor_that_may_change_values_is_to_port(load):
     # alone, the hunk binding `count` adds an unused read (nothing): only its partner shows what it is for
     assert runtime_form(ENGINE, refactor=True) == runtime_form(ENGINE.replace(
         "outputs = []", "outputs = []\n        count = self.steps"), refactor=True)
+
+
+_COUNTED = "self.steps += max_count(batch, limit=self.config.limit)"
+
+
+def test_a_hunk_ported_by_hand_is_in_the_copy(load):
+    """The copy names every identifier the hunk brings to upstream's code (reformatted, so no line matches)."""
+    by_hand = MIRROR.replace("self.steps += 1", "self.steps += max_count(\n            batch, limit=self.config.limit)")
+    change = _change(load, ENGINE, ENGINE.replace("self.steps += 1", _COUNTED), by_hand)
+    assert change is not None and len(change.hunks) == 1 and change.pending == () and change.hunks[0].reflected
+    assert change.diff_lines()[2].endswith("already in the plugin copy")
+
+
+def test_names_alone_are_no_port_where_the_copy_may_lack_the_hunk(load):
+    """The copy still has a line the hunk removes; the hunk's new name is in the copy only through another
+    hunk's added line (a parameter ported, its use not); a hand-ported local whose other hunk is missing."""
+    kept = MIRROR.replace("self.steps += 1", "self.steps += 1\n        self.last = max_count(batch, limit=self.config.limit)")
+    change = _change(load, ENGINE, ENGINE.replace("self.steps += 1", _COUNTED), kept)
+    assert change is not None and change.pending == change.hunks and not change.hunks[0].reflected
+    limited = ENGINE.replace("def step(self, batch):", "def step(self, batch, limit=None):").replace(
+        "self.steps += 1", "self.steps += min(len(batch), limit)")
+    copy = MIRROR.replace("def step(self, batch):", "def step(self, batch, limit=None):").replace(
+        "self.steps += 1", "self.steps += len(batch)")
+    change = _change(load, ENGINE, limited, copy, context=0)
+    assert change is not None and [h.reflected for h in change.hunks] == [True, False] and len(change.pending) == 1
+    clamped = ENGINE.replace("outputs = []", "outputs = []\n        limit = clamp(self.config.limit)").replace(
+        "self.steps += 1", "self.steps += limit")
+    half = MIRROR.replace("outputs = []", "outputs = []\n        limit = clamp(\n            self.config.limit)")
+    change = _change(load, ENGINE, clamped, half, context=0)
+    assert change is not None and len(change.hunks) == 2 and change.pending == change.hunks
+    alone = _change(load, ENGINE, ENGINE.replace("outputs = []", "outputs = []\n        limit = clamp(self.config.limit)"),
+                    half)
+    assert alone is not None and alone.pending == ()  # without its partner the same hand port is in the copy

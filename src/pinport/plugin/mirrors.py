@@ -9,10 +9,13 @@ upstream-diff analysis the checks and the port both need.
 
 from __future__ import annotations
 
+import builtins
 import difflib
+import keyword
 import re
 import textwrap
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -445,7 +448,8 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
         return before[speed, refactor] is not None and before[speed, refactor] == runtime_form(
             text, speed=speed, debug=debug, refactor=refactor)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    judged: list[tuple[_Run, list[str], bool, bool, bool]] = []
+    runs: list[_Run] = []
+    diffs: list[list[str]] = []
     for group in matcher.get_grouped_opcodes(context):
         lines: list[str] = []
         for op, i1, i2, j1, j2 in group:
@@ -454,15 +458,16 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
                 continue
             lines.extend("-" + x for x in a[i1:i2])
             lines.extend("+" + x for x in b[j1:j2])
-        run = (group[0][1], group[-1][2], group[0][3], group[-1][4])
-        added = {normalise(x[1:]) for x in lines if x.startswith("+")} - {""}
-        removed = {normalise(x[1:]) for x in lines if x.startswith("-")} - {""} - added - theirs
-        reflected = added <= ours and not removed & ours
+        runs.append((group[0][1], group[-1][2], group[0][3], group[-1][4]))
+        diffs.append(lines)
+    groups = _sharing_locals(diffs)
+    judged: list[tuple[_Run, list[str], bool, bool, bool]] = []
+    for run, lines, reflected in zip(runs, diffs, _in_copy(diffs, groups, ours, theirs, copy.ours, a), strict=True):
         cosmetic = not reflected and same_run([run], False)
         speed_only = not reflected and not cosmetic and _speed_only(lines, debug) and same_run([run], True)
         judged.append((run, lines, reflected, cosmetic, speed_only))
     refactors = set()
-    for together in _sharing_locals([lines for _, lines, *_ in judged]):
+    for together in groups:
         lines = [x for k in together for x in judged[k][1]]
         if any(not any(judged[k][2:]) for k in together) and _may_refactor(lines) \
                 and same_run([judged[k][0] for k in together], _speed_only(lines, debug), True):
@@ -498,6 +503,39 @@ def _sharing_locals(hunks: list[list[str]]) -> list[list[int]]:
     for k in range(len(hunks)):
         out.setdefault(find(k), []).append(k)
     return list(out.values())
+
+
+_NOT_NAMES = frozenset(keyword.kwlist) | frozenset(dir(builtins))
+
+
+def _names(lines: Iterable[str]) -> set[str]:
+    """The identifiers of some lines, builtins and keywords left out (every text names those)."""
+    return {t for x in lines for t in line_tokens(x) if t.isidentifier()} - _NOT_NAMES
+
+
+def _in_copy(hunks: list[list[str]], groups: list[list[int]], ours: set[str], theirs: set[str], copy_text: str,
+             upstream: list[str]) -> list[bool]:
+    """Which hunks the copy already has. Verbatim: it has each added line (modulo layout) and no removed
+    one. By hand: it has no removed line and names every identifier the hunk's added lines bring to
+    upstream's code, in lines of its own (not another hunk's added lines: a name one hunk adds and another
+    uses is no evidence the use was ported); a hunk sharing a local with another is ported by hand only when
+    that one is in the copy too."""
+    added = [{normalise(x[1:]) for x in h if x.startswith("+")} - {""} for h in hunks]
+    removed = [{normalise(x[1:]) for x in h if x.startswith("-")} - {""} - added[k] - theirs
+               for k, h in enumerate(hunks)]
+    verbatim = [added[k] <= ours and not removed[k] & ours for k in range(len(hunks))]
+    known = _names(upstream)
+    copy_lines = [(n, _names([n])) for n in (normalise(x) for x in copy_text.splitlines()) if n]
+
+    def by_hand(k: int) -> bool:
+        fresh = _names(x[1:] for x in hunks[k] if x.startswith("+")) - known
+        if verbatim[k] or not fresh or removed[k] & ours:
+            return False
+        others = set().union(*(added[i] for i in range(len(hunks)) if i != k))
+        return fresh <= set().union(*(names for line, names in copy_lines if line not in others))
+    hand = [by_hand(k) for k in range(len(hunks))]
+    ported = {k for group in groups if all(verbatim[k] or hand[k] for k in group) for k in group}
+    return [verbatim[k] or k in ported for k in range(len(hunks))]
 
 
 def _may_refactor(lines: list[str]) -> bool:
