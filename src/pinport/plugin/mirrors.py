@@ -478,7 +478,7 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
     return UpstreamChange(copy.old.path, copy.new.path, tuple(hunks))
 
 
-_BOUND = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")  # a line binding a local name
+_BOUND = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")  # a line binding a local name (or a keyword argument)
 _READ_BOUND = re.compile(r"^\s*[A-Za-z_]\w*\s*=\s*[A-Za-z_][\w.]*\s*(?:#.*)?$")  # `x = obj.attr`
 
 
@@ -528,8 +528,10 @@ def _in_copy(hunks: list[list[str]], groups: list[list[int]], ours: set[str], th
     copy_lines = [(n, _names([n])) for n in (normalise(x) for x in copy_text.splitlines()) if n]
 
     def by_hand(k: int) -> bool:
+        if verbatim[k] or removed[k] & ours:
+            return False
         fresh = _names(x[1:] for x in hunks[k] if x.startswith("+")) - known
-        if verbatim[k] or not fresh or removed[k] & ours:
+        if not fresh:
             return False
         others = set().union(*(added[i] for i in range(len(hunks)) if i != k))
         return fresh <= set().union(*(names for line, names in copy_lines if line not in others))

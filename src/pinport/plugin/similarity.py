@@ -1,4 +1,5 @@
-"""Layout-blind comparison of source text: line tokens, normalised lines, token ratios, line deltas.
+"""Layout-blind comparison of source text: line tokens, normalised lines, token ratios, line deltas,
+and the forms of code as it runs (to tell an upstream change that computes the same from one to port).
 
 Comments and layout are dropped before anything is compared, so a re-wrapped or re-commented
 line still matches; shared by mirrors, forks and the port.
@@ -224,11 +225,10 @@ def runtime_form(text: str, *, speed: bool = False, debug: frozenset[str] = froz
     blocks of the `debug` context managers; with `refactor`, guarded reads made plain and locals bound
     once to a pure read inlined), to compare two versions by; None when it does not parse."""
     try:
-        tree = ast.parse(textwrap.dedent(text))
-    except (SyntaxError, ValueError, RecursionError):
+        tree = (_SpeedForm(debug) if speed else _RuntimeForm()).visit(ast.parse(textwrap.dedent(text)))
+        return ast.dump(_refactored(tree) if refactor else tree)
+    except (SyntaxError, ValueError, RecursionError):  # a nesting too deep to walk is never judged either
         return None
-    tree = (_SpeedForm(debug) if speed else _RuntimeForm()).visit(tree)
-    return ast.dump(_refactored(tree) if refactor else tree)
 
 
 def debugging_module(path: str) -> bool:
