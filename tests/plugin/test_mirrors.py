@@ -11,6 +11,7 @@ from pinport.plugin.mirrors import (
     span_lines,
     upstream_change,
 )
+from pinport.plugin.similarity import runtime_form
 from scenarios import ENGINE, HEADER, MIRROR, PATCHING
 
 
@@ -142,3 +143,80 @@ def test_copy_sources_are_kept_in_the_index_cache_for_the_next_scan(tmp_path, mo
                 f'[[], [[99, ["plug.patch", 6, "x", "y"], {span}, {span}, "p", 0.5, "target"]]]'.encode(), b"[[], [[99"):
         cache.put_many([(key, row)])
         assert sources()[1] == first
+
+
+def _change(load, old: str, new: str, plugin: str, context: int = 3):
+    """The upstream change of the one mirror of Engine.step, OLD `old` and NEW `new`."""
+    models = load({"host/engine.py": old}, {"host/engine.py": new}, {"plug/patch.py": plugin})
+    [mirror] = find_mirrors(models.plugin, models.old.index, models.old.resolver, 0.6)
+    copy = mirror_copy(mirror, models.plugin.index, models.old.index, models.new.index, models.new.resolver)
+    return upstream_change(copy, models.old.index, models.new.index, context)
+
+
+_GUARDED = "self.steps += getattr(self.config, 'stride', 1)"
+_PLAIN = "self.steps += self.config.stride"
+_BOUND = "stride = self.config.stride\n        self.steps += stride"
+
+
+def test_a_refactor_only_upstream_hunk_is_not_to_port(load):
+    """Upstream dropped a getattr guard and bound the read to a local, or inlined a local bound to a read:
+    the copy computes the same."""
+    for old, new in ((_GUARDED, _BOUND), (_BOUND, _PLAIN)):
+        change = _change(load, ENGINE.replace("self.steps += 1", old), ENGINE.replace("self.steps += 1", new),
+                         MIRROR.replace("self.steps += 1", old))
+        assert change is not None and len(change.hunks) == 1 and change.pending == ()
+        [hunk] = change.hunks
+        assert (hunk.refactor_only, hunk.reflected, hunk.cosmetic, hunk.speed_only) == (True, False, False, False)
+        assert change.diff_lines()[2].endswith("nothing to port (a refactor: a local bound to a read, or the read "
+                                               "inlined; a getattr guard dropped)")
+
+
+def test_a_refactor_that_may_change_values_is_to_port(load):
+    """An added guard (the attribute may now be missing), a read moved across calls, and a local bound in
+    one hunk and used in another that changes what runs (judged together, neither is a refactor)."""
+    moved = ENGINE.replace("outputs = []", "outputs = []\n        stride = self.config.stride").replace(
+        "self.steps += 1", "self.steps += stride")  # read before the loop's calls, used after them
+    counted = ENGINE.replace("outputs = []", "outputs = []\n        count = self.steps").replace(
+        "self.steps += 1", "self.steps = count + len(batch)")
+    for old, new, hunks in ((_PLAIN, ENGINE.replace("self.steps += 1", _GUARDED), 1), (_PLAIN, moved, 2),
+                            ("self.steps += 1", counted, 2)):
+        change = _change(load, ENGINE.replace("self.steps += 1", old), new, MIRROR.replace("self.steps += 1", old),
+                         context=0)
+        assert change is not None and len(change.hunks) == hunks and change.pending == change.hunks, new
+        assert not any(h.refactor_only for h in change.hunks)
+    # alone, the hunk binding `count` adds an unused read (nothing): only its partner shows what it is for
+    assert runtime_form(ENGINE, refactor=True) == runtime_form(ENGINE.replace(
+        "outputs = []", "outputs = []\n        count = self.steps"), refactor=True)
+
+
+_COUNTED = "self.steps += max_count(batch, limit=self.config.limit)"
+
+
+def test_a_hunk_ported_by_hand_is_in_the_copy(load):
+    """The copy names every identifier the hunk brings to upstream's code (reformatted, so no line matches)."""
+    by_hand = MIRROR.replace("self.steps += 1", "self.steps += max_count(\n            batch, limit=self.config.limit)")
+    change = _change(load, ENGINE, ENGINE.replace("self.steps += 1", _COUNTED), by_hand)
+    assert change is not None and len(change.hunks) == 1 and change.pending == () and change.hunks[0].reflected
+    assert change.diff_lines()[2].endswith("already in the plugin copy")
+
+
+def test_names_alone_are_no_port_where_the_copy_may_lack_the_hunk(load):
+    """The copy still has a line the hunk removes; the hunk's new name is in the copy only through another
+    hunk's added line (a parameter ported, its use not); a hand-ported local whose other hunk is missing."""
+    kept = MIRROR.replace("self.steps += 1", "self.steps += 1\n        self.last = max_count(batch, limit=self.config.limit)")
+    change = _change(load, ENGINE, ENGINE.replace("self.steps += 1", _COUNTED), kept)
+    assert change is not None and change.pending == change.hunks and not change.hunks[0].reflected
+    limited = ENGINE.replace("def step(self, batch):", "def step(self, batch, limit=None):").replace(
+        "self.steps += 1", "self.steps += min(len(batch), limit)")
+    copy = MIRROR.replace("def step(self, batch):", "def step(self, batch, limit=None):").replace(
+        "self.steps += 1", "self.steps += len(batch)")
+    change = _change(load, ENGINE, limited, copy, context=0)
+    assert change is not None and [h.reflected for h in change.hunks] == [True, False] and len(change.pending) == 1
+    clamped = ENGINE.replace("outputs = []", "outputs = []\n        limit = clamp(self.config.limit)").replace(
+        "self.steps += 1", "self.steps += limit")
+    half = MIRROR.replace("outputs = []", "outputs = []\n        limit = clamp(\n            self.config.limit)")
+    change = _change(load, ENGINE, clamped, half, context=0)
+    assert change is not None and len(change.hunks) == 2 and change.pending == change.hunks
+    alone = _change(load, ENGINE, ENGINE.replace("outputs = []", "outputs = []\n        limit = clamp(self.config.limit)"),
+                    half)
+    assert alone is not None and alone.pending == ()  # without its partner the same hand port is in the copy

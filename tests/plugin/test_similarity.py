@@ -3,6 +3,7 @@
 from pinport.plugin.similarity import (
     block_ratio,
     debugging_module,
+    getattr_guards,
     line_delta,
     line_tokens,
     normalise,
@@ -78,3 +79,47 @@ def test_speed_form_drops_blocks_of_debug_context_managers():
                   guarded.replace("sync_allowed():", "sync_allowed(), lock:")):  # with a lock beside it
         assert runtime_form(other, speed=True, debug=frozenset({"sync_allowed"})) != runtime_form(plain, speed=True)
     assert debugging_module("vllm.utils.gpu_sync_debug") and not debugging_module("vllm.forward_context")
+
+
+def _same_refactored(a: str, b: str) -> bool:
+    return runtime_form(a, refactor=True) == runtime_form(b, refactor=True)
+
+
+def test_refactor_form_inlines_locals_bound_to_reads_and_drops_guards():
+    """A local bound once to a pure read computes what the read inlined computes; a getattr guard reads the
+    attribute whenever it is there."""
+    inlined = "def f(self, out, lens):\n    return out.last.split(lens.tolist())\n"
+    bound = "def f(self, out, lens):\n    feats = out.last\n    return feats.split(lens.tolist())\n"
+    assert _same_refactored(bound, inlined) and runtime_form(bound) != runtime_form(inlined)
+    guarded = ("def f(cfg, i):\n    h = None\n    if getattr(cfg, 'kinds', []) and cfg.kinds[i] == cfg.other['t']:\n"
+               "        h = cfg.other['n']\n        g = cfg.other['g']\n    return g(h)\n")
+    hoisted = ("def f(cfg, i):\n    h = None\n    other = cfg.other\n    kinds = cfg.kinds\n"
+               "    if kinds and kinds[i] == other['t']:\n        h = other['n']\n        g = other['g']\n    return g(h)\n")
+    assert _same_refactored(guarded, hoisted)
+    chained = "def f(self):\n    x = self.a.b\n    y = x.c\n    return y.d + x.e\n"
+    assert _same_refactored(chained, "def f(self):\n    return self.a.b.c.d + self.a.b.e\n")
+    looped = "def f(self):\n    xs = self.items\n    for x in xs:\n        g(x)\n"  # the iterable is read once
+    assert _same_refactored(looped, "def f(self):\n    for x in self.items:\n        g(x)\n")
+    augmented = "def f(self):\n    n = self.config.n\n    self.steps += n\n"  # the value is read before the store
+    assert _same_refactored(augmented, "def f(self):\n    self.steps += self.config.n\n")
+    assert getattr_guards(guarded) == {"getattr(cfg, 'kinds', [])": 1} and getattr_guards(hoisted) == {}
+    assert getattr_guards("def f(:\n") is None
+
+
+def test_refactor_form_keeps_a_read_moved_across_what_may_change_it():
+    """A read inlined past a call, a store, a new binding or a later loop iteration may give another value."""
+    for bound, inlined in (
+            ("x = self.a\n    self.update()\n    return x", "self.update()\n    return self.a"),  # a call between
+            ("x = self.a\n    return g(), x", "return g(), self.a"),  # a call before the use in its statement
+            ("x = self.a\n    return f(x) if g() else 0", "return f(self.a) if g() else 0"),  # the test runs first
+            ("x = self.a\n    return {g(): x}", "return {g(): self.a}"),  # the key is evaluated first
+            ("x = self.a\n    return [x for _ in g()]", "return [self.a for _ in g()]"),  # the loop's call first
+            ("x = self.a\n    self.items[g()] += x", "self.items[g()] += self.a"),  # the index's call first
+            ("x = self.a\n    self.a = 2\n    return x", "self.a = 2\n    return self.a"),  # a store between
+            ("x = self.a\n    for i in y:\n        g(x)", "for i in y:\n        g(self.a)"),  # read again after g
+            ("x = self.a\n    return lambda: x", "return lambda: self.a"),  # read when the lambda runs
+            ("x = self.a\n    if c:\n        x = 3\n    return x", "if c:\n        x = 3\n    return self.a"),
+            ("x = self\n    self = y\n    return x.a", "self = y\n    return self.a"),  # the root rebound
+            ("x = self.a()\n    return x", "return self.a()")):  # a call, not a read
+        assert not _same_refactored(f"def f(self):\n    {bound}\n", f"def f(self):\n    {inlined}\n"), bound
+    assert not _same_refactored("x = self.a\nprint(x)\n", "print(self.a)\n")  # a module global others may import

@@ -183,3 +183,35 @@ def test_a_block_of_another_context_manager_still_lags(tmp_path):
     expect(result, ["PP1204 warning latent"])
     finding = only(result, "PP1204")
     assert finding.args["pending"] == 1 and "+            with guard():" in finding.details
+
+
+# 1.0 reads the step's stride without 0.5's getattr guard, through a local: the same value (Engine sets config)
+_STRIDED = "self.steps += getattr(self.config, 'stride', 1)"
+_STRIDE_BOUND = "stride = self.config.stride\n        self.steps += stride"
+
+
+def test_a_copy_missing_only_a_refactor_does_not_lag(tmp_path):
+    """Upstream dropped a getattr guard and bound the read to a local: the copy computes the same."""
+    early = DRAINING_ENGINE.replace("self.steps += 1", _STRIDED)
+    refactored = DRAINING_ENGINE.replace("self.steps += 1", _STRIDE_BOUND)
+    plugin = {"plug/patch.py": DRAINING_MIRRORS.replace("self.steps += 1", _STRIDED), **PATCHING}
+    loaded, settings = models(tmp_path, versions=(early, refactored, refactored), plugin_files=plugin)
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and step.origin.version == "0.5" and step.origin.changed_in == ("1.0",)
+    assert step.origin.missed.hunks and step.origin.missed.pending == ()
+    assert all(h.refactor_only and not h.speed_only and not h.cosmetic for h in step.origin.missed.hunks)
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["no PP1204", "no PP1201"])
+
+
+def test_an_added_getattr_guard_still_lags(tmp_path):
+    """Upstream guarding a read it made plainly can be a fix (the attribute may be missing now): to port."""
+    plain = DRAINING_ENGINE.replace("self.steps += 1", "self.steps += self.config.stride")
+    guarded = DRAINING_ENGINE.replace("self.steps += 1", _STRIDED)
+    plugin = {"plug/patch.py": DRAINING_MIRRORS.replace("self.steps += 1", "self.steps += self.config.stride"),
+              **PATCHING}
+    loaded, settings = models(tmp_path, versions=(plain, guarded, guarded), plugin_files=plugin)
+    result = scan_models(loaded, settings, extra_checks=(MirrorsCheck(),))
+    expect(result, ["PP1204 warning latent"])
+    finding = only(result, "PP1204")
+    assert finding.args["pending"] == 1 and f"+        {_STRIDED}" in finding.details
+    assert finding.extra["origin"] == "0.5" and finding.extra["changed_in"] == ["1.0"]

@@ -9,9 +9,13 @@ upstream-diff analysis the checks and the port both need.
 
 from __future__ import annotations
 
+import builtins
 import difflib
+import keyword
+import re
 import textwrap
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -25,6 +29,7 @@ from .similarity import (
     SPEED_WORDS,
     block_ratio,
     debugging_module,
+    getattr_guards,
     line_delta,
     line_tokens,
     normalise,
@@ -362,11 +367,12 @@ class Hunk:
     reflected: bool
     cosmetic: bool = False  # changes nothing that runs (docstrings, annotations, asserts, log text, layout)
     speed_only: bool = False  # changes how fast it runs or what a debug mode checks, never what it computes
+    refactor_only: bool = False  # computes the same through a local, or without a getattr guard
 
     @property
     def to_port(self) -> bool:
         """Upstream changed what running code computes here and the copy does not have the change."""
-        return not self.reflected and not self.cosmetic and not self.speed_only
+        return not self.reflected and not self.cosmetic and not self.speed_only and not self.refactor_only
 
     @property
     def header(self) -> str:
@@ -378,6 +384,9 @@ def _range(start: int, count: int) -> str:
     if count == 1:
         return str(start)
     return f"{start - 1 if count == 0 else start},{count}"
+
+
+_Run = tuple[int, int, int, int]  # a hunk's lines: OLD's i_first:i_last become NEW's j_first:j_last
 
 
 @dataclass(frozen=True)
@@ -399,8 +408,9 @@ class UpstreamChange:
         for h in self.hunks:
             note = (" already in the plugin copy" if h.reflected else " nothing to port (no running code "
                     "changes)" if h.cosmetic else " nothing to port (only speed or debug checks: memory pinning, "
-                    "a dropped copy, compile hints, a debug-mode block)" if h.speed_only else " not in the plugin "
-                    "copy") if mark else ""
+                    "a dropped copy, compile hints, a debug-mode block)" if h.speed_only else " nothing to port "
+                    "(a refactor: a local bound to a read, or the read inlined; a getattr guard dropped)"
+                    if h.refactor_only else " not in the plugin copy") if mark else ""
             out.append(h.header + note)
             out.extend(h.lines)
         return tuple(out)
@@ -415,16 +425,31 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
     ours = set(_substance(copy.ours))
     theirs = set(_substance(copy.theirs or ""))
     debug = debug_names(new, copy.new.module)
-    hunks = []
-    before: dict[bool, str | None] = {}  # the runtime forms of `a` (plain, speed), made for the first hunk needing one
+    before: dict[tuple[bool, bool], str | None] = {}  # the runtime forms of `a`, made for the first hunk needing one
 
-    def same_run(i_first: int, i_last: int, j_first: int, j_last: int, speed: bool) -> bool:
-        """Upstream's code with only this hunk applied runs as before it (with `speed`: computes the same)."""
-        if speed not in before:
-            before[speed] = runtime_form("\n".join(a), speed=speed, debug=debug)
-        return before[speed] is not None and before[speed] == runtime_form(
-            "\n".join(a[:i_first] + b[j_first:j_last] + a[i_last:]), speed=speed, debug=debug)
+    def applied(runs: list[_Run]) -> list[str]:
+        """Upstream's OLD code with only these hunks applied."""
+        out, at = [], 0
+        for i_first, i_last, j_first, j_last in runs:
+            out += a[at:i_first] + b[j_first:j_last]
+            at = i_last
+        return out + a[at:]
+
+    def same_run(runs: list[_Run], speed: bool, refactor: bool = False) -> bool:
+        """Upstream's code with only these hunks applied runs as before them (with `speed`: computes the same;
+        with `refactor`: computes the same through other locals, and reads no attribute with a new guard)."""
+        if (speed, refactor) not in before:
+            before[speed, refactor] = runtime_form("\n".join(a), speed=speed, debug=debug, refactor=refactor)
+        text = "\n".join(applied(runs))
+        if refactor:
+            guards, guarded = getattr_guards("\n".join(a)), getattr_guards(text)
+            if guards is None or guarded is None or not guarded <= guards:
+                return False  # upstream guards a read it did not: the attribute may be missing (a fix)
+        return before[speed, refactor] is not None and before[speed, refactor] == runtime_form(
+            text, speed=speed, debug=debug, refactor=refactor)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    runs: list[_Run] = []
+    diffs: list[list[str]] = []
     for group in matcher.get_grouped_opcodes(context):
         lines: list[str] = []
         for op, i1, i2, j1, j2 in group:
@@ -433,17 +458,91 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
                 continue
             lines.extend("-" + x for x in a[i1:i2])
             lines.extend("+" + x for x in b[j1:j2])
-        i_first, i_last = group[0][1], group[-1][2]
-        j_first, j_last = group[0][3], group[-1][4]
-        added = {normalise(x[1:]) for x in lines if x.startswith("+")} - {""}
-        removed = {normalise(x[1:]) for x in lines if x.startswith("-")} - {""} - added - theirs
-        reflected = added <= ours and not removed & ours
-        cosmetic = not reflected and same_run(i_first, i_last, j_first, j_last, False)
-        speed_only = not reflected and not cosmetic and _speed_only(lines, debug) and same_run(
-            i_first, i_last, j_first, j_last, True)
-        hunks.append(Hunk(copy.old.start + i_first, i_last - i_first, copy.new.start + j_first,
-                          j_last - j_first, tuple(lines), reflected, cosmetic, speed_only))
+        runs.append((group[0][1], group[-1][2], group[0][3], group[-1][4]))
+        diffs.append(lines)
+    groups = _sharing_locals(diffs)
+    judged: list[tuple[_Run, list[str], bool, bool, bool]] = []
+    for run, lines, reflected in zip(runs, diffs, _in_copy(diffs, groups, ours, theirs, copy.ours, a), strict=True):
+        cosmetic = not reflected and same_run([run], False)
+        speed_only = not reflected and not cosmetic and _speed_only(lines, debug) and same_run([run], True)
+        judged.append((run, lines, reflected, cosmetic, speed_only))
+    refactors = set()
+    for together in groups:
+        lines = [x for k in together for x in judged[k][1]]
+        if any(not any(judged[k][2:]) for k in together) and _may_refactor(lines) \
+                and same_run([judged[k][0] for k in together], _speed_only(lines, debug), True):
+            refactors.update(together)
+    hunks = [Hunk(copy.old.start + run[0], run[1] - run[0], copy.new.start + run[2], run[3] - run[2], tuple(lines),
+                  reflected, cosmetic, speed_only, k in refactors and not (reflected or cosmetic or speed_only))
+             for k, (run, lines, reflected, cosmetic, speed_only) in enumerate(judged)]
     return UpstreamChange(copy.old.path, copy.new.path, tuple(hunks))
+
+
+_BOUND = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")  # a line binding a local name (or a keyword argument)
+_READ_BOUND = re.compile(r"^\s*[A-Za-z_]\w*\s*=\s*[A-Za-z_][\w.]*\s*(?:#.*)?$")  # `x = obj.attr`
+
+
+def _sharing_locals(hunks: list[list[str]]) -> list[list[int]]:
+    """The hunks (by position) to judge together, in groups: a hunk whose changed lines bind a local goes
+    with every hunk whose changed lines name it (a local upstream added in one hunk and used in another
+    is a refactor only if both are)."""
+    changed = [[x[1:] for x in lines if x[:1] in "+-"] for lines in hunks]
+    group = list(range(len(hunks)))
+
+    def find(k: int) -> int:
+        while group[k] != k:
+            k = group[k]
+        return k
+    for k, lines in enumerate(changed):
+        for name in {m.group(1) for x in lines if (m := _BOUND.match(x))}:
+            word = re.compile(rf"\b{name}\b")
+            for other, theirs in enumerate(changed):
+                if other != k and any(word.search(x) for x in theirs):
+                    group[find(other)] = find(k)
+    out: dict[int, list[int]] = {}
+    for k in range(len(hunks)):
+        out.setdefault(find(k), []).append(k)
+    return list(out.values())
+
+
+_NOT_NAMES = frozenset(keyword.kwlist) | frozenset(dir(builtins))
+
+
+def _names(lines: Iterable[str]) -> set[str]:
+    """The identifiers of some lines, builtins and keywords left out (every text names those)."""
+    return {t for x in lines for t in line_tokens(x) if t.isidentifier()} - _NOT_NAMES
+
+
+def _in_copy(hunks: list[list[str]], groups: list[list[int]], ours: set[str], theirs: set[str], copy_text: str,
+             upstream: list[str]) -> list[bool]:
+    """Which hunks the copy already has. Verbatim: it has each added line (modulo layout) and no removed
+    one. By hand: it has no removed line and names every identifier the hunk's added lines bring to
+    upstream's code, in lines of its own (not another hunk's added lines: a name one hunk adds and another
+    uses is no evidence the use was ported); a hunk sharing a local with another is ported by hand only when
+    that one is in the copy too."""
+    added = [{normalise(x[1:]) for x in h if x.startswith("+")} - {""} for h in hunks]
+    removed = [{normalise(x[1:]) for x in h if x.startswith("-")} - {""} - added[k] - theirs
+               for k, h in enumerate(hunks)]
+    verbatim = [added[k] <= ours and not removed[k] & ours for k in range(len(hunks))]
+    known = _names(upstream)
+    copy_lines = [(n, _names([n])) for n in (normalise(x) for x in copy_text.splitlines()) if n]
+
+    def by_hand(k: int) -> bool:
+        if verbatim[k] or removed[k] & ours:
+            return False
+        fresh = _names(x[1:] for x in hunks[k] if x.startswith("+")) - known
+        if not fresh:
+            return False
+        others = set().union(*(added[i] for i in range(len(hunks)) if i != k))
+        return fresh <= set().union(*(names for line, names in copy_lines if line not in others))
+    hand = [by_hand(k) for k in range(len(hunks))]
+    ported = {k for group in groups if all(verbatim[k] or hand[k] for k in group) for k in group}
+    return [verbatim[k] or k in ported for k in range(len(hunks))]
+
+
+def _may_refactor(lines: list[str]) -> bool:
+    """Whether hunks may be a refactor alone: a changed line binds a local to a read or reads by getattr."""
+    return any(x[:1] in "+-" and ("getattr(" in x or _READ_BOUND.match(x[1:])) for x in lines)
 
 
 def _speed_only(lines: list[str], debug: frozenset[str]) -> bool:

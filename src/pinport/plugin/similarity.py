@@ -1,4 +1,5 @@
-"""Layout-blind comparison of source text: line tokens, normalised lines, token ratios, line deltas.
+"""Layout-blind comparison of source text: line tokens, normalised lines, token ratios, line deltas,
+and the forms of code as it runs (to tell an upstream change that computes the same from one to port).
 
 Comments and layout are dropped before anything is compared, so a re-wrapped or re-commented
 line still matches; shared by mirrors, forks and the port.
@@ -7,9 +8,11 @@ line still matches; shared by mirrors, forks and the port.
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 import re
 import textwrap
+from collections import Counter
 from dataclasses import dataclass
 
 _TOKEN = re.compile(r"""(?P<str>[rRbBuUfF]{0,2}(?:'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"))|(?P<comment>\#.*)"""
@@ -215,18 +218,240 @@ class _SpeedForm(_RuntimeForm):
         return super().visit_Call(node)
 
 
-def runtime_form(text: str, *, speed: bool = False, debug: frozenset[str] = frozenset()) -> str | None:
+def runtime_form(text: str, *, speed: bool = False, debug: frozenset[str] = frozenset(),
+                 refactor: bool = False) -> str | None:
     """The code of `text` as it runs (layout, comments, docstrings, annotations, asserts, typing casts and
     log text left out; with `speed`, also memory pinning, dense copies, compile hints and the `with`
-    blocks of the `debug` context managers), to compare two versions by; None when it does not parse."""
+    blocks of the `debug` context managers; with `refactor`, guarded reads made plain and locals bound
+    once to a pure read inlined), to compare two versions by; None when it does not parse."""
     try:
-        tree = ast.parse(textwrap.dedent(text))
-    except (SyntaxError, ValueError, RecursionError):
+        tree = (_SpeedForm(debug) if speed else _RuntimeForm()).visit(ast.parse(textwrap.dedent(text)))
+        return ast.dump(_refactored(tree) if refactor else tree)
+    except (SyntaxError, ValueError, RecursionError):  # a nesting too deep to walk is never judged either
         return None
-    return ast.dump((_SpeedForm(debug) if speed else _RuntimeForm()).visit(tree))
 
 
 def debugging_module(path: str) -> bool:
     """A module for debugging (a dotted path with a `debug` part, as `vllm.utils.gpu_sync_debug`): what
     it offers checks or reports running code, never changes what it computes."""
     return any("debug" in part for part in path.split("."))
+
+
+# -- refactors: the same values, computed through a local or read without a guard -------------------
+def _plain_getattr(node: ast.AST) -> ast.Call | None:
+    """`getattr(obj, "name")` or `getattr(obj, "name", default)` (a literal identifier, no unpacking)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+            and 2 <= len(node.args) <= 3 and not node.keywords \
+            and not any(isinstance(a, ast.Starred) for a in node.args) \
+            and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) \
+            and node.args[1].value.isidentifier():
+        return node
+    return None
+
+
+class _Unguarded(ast.NodeTransformer):
+    """`getattr(obj, "name"[, default])` read as `obj.name`: the same value whenever `obj` has it."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        call = _plain_getattr(node)
+        if call is None:
+            return node
+        name = call.args[1]
+        assert isinstance(name, ast.Constant)
+        return ast.Attribute(value=call.args[0], attr=name.value, ctx=ast.Load())
+
+
+def getattr_guards(text: str) -> Counter[str] | None:
+    """The guarded reads of a text, `getattr(obj, "name", default)`, each as its source; None when it does
+    not parse. A guard upstream adds is a fix (the attribute may be missing); one it drops is not."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return Counter(ast.unparse(n) for n in ast.walk(tree) if (call := _plain_getattr(n)) is not None
+                   and len(call.args) == 3)
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# what may change a value read through attributes, or rebind a name: a read moved across one can differ
+_EFFECTS = (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.AugAssign, ast.Delete, ast.Global,
+            ast.Nonlocal, ast.Import, ast.ImportFrom, ast.With, ast.AsyncWith, ast.Match, *_SCOPES)
+
+
+def _read_root(node: ast.expr) -> str | None:
+    """The name a pure read (`x`, `obj.attr`, `self.foo.bar`) starts from; None for anything else."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _effect(node: ast.AST, root: str) -> bool:
+    """Whether evaluating `node` itself (not its parts) may change what a read from `root` gives."""
+    if isinstance(node, _EFFECTS):
+        return True
+    if isinstance(node, (ast.Attribute, ast.Subscript)):
+        return not isinstance(node.ctx, ast.Load)
+    return isinstance(node, ast.Name) and node.id == root and not isinstance(node.ctx, ast.Load)
+
+
+def _evaluation_order(node: ast.AST) -> list[ast.AST]:
+    """`node` and everything in it, each after its parts, in the order Python evaluates them (an
+    assignment's value before its targets and its store, a conditional's test first, a dict's keys beside their values,
+    a comprehension's loops before its element); a `with` enters before its body runs."""
+    if isinstance(node, ast.Assign):
+        parts: list[ast.AST] = [node.value, *node.targets]
+    elif isinstance(node, ast.AnnAssign):
+        parts = [node.value, node.target] if node.value is not None else []
+    elif isinstance(node, ast.AugAssign):  # the target's object and index, the value, then the store
+        target = node.target
+        held = [] if isinstance(target, ast.Name) else [target.value, *(
+            [target.slice] if isinstance(target, ast.Subscript) else [])]
+        return [x for part in (*held, node.value) for x in _evaluation_order(part)] + [target, node]
+    elif isinstance(node, ast.IfExp):
+        parts = [node.test, node.body, node.orelse]
+    elif isinstance(node, ast.Dict):
+        parts = [x for k, v in zip(node.keys, node.values, strict=True) for x in (k, v) if x is not None]
+    elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        parts = [*node.generators, node.elt]
+    elif isinstance(node, ast.DictComp):
+        parts = [*node.generators, node.key, node.value]
+    elif isinstance(node, ast.comprehension):
+        parts = [node.iter, node.target, *node.ifs]
+    elif isinstance(node, (ast.For, ast.AsyncFor)):
+        parts = [node.iter, node.target, *node.body, *node.orelse]
+    elif isinstance(node, (ast.With, ast.AsyncWith, ast.Match)):
+        head = [*node.items] if not isinstance(node, ast.Match) else [node.subject]
+        rest = [*node.body] if not isinstance(node, ast.Match) else [*node.cases]
+        return [x for part in head for x in _evaluation_order(part)] + [node] + [
+            x for part in rest for x in _evaluation_order(part)]
+    else:
+        parts = list(ast.iter_child_nodes(node))
+    return [x for part in parts for x in _evaluation_order(part)] + [node]
+
+
+def _repeated(loop: ast.AST) -> list[ast.AST]:
+    """The parts of a loop that run again after later parts ran (all but a `for`'s first iterable)."""
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        return [loop.target, *loop.body, *loop.orelse]
+    if isinstance(loop, ast.While):
+        return [loop]
+    assert isinstance(loop, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))
+    first, *more = loop.generators
+    rest: list[ast.AST] = [first.target, *first.ifs, *more]
+    return rest + ([loop.key, loop.value] if isinstance(loop, ast.DictComp) else [loop.elt])
+
+
+def _inlinable(body: list[ast.stmt], at: int, root: str, uses: list[ast.Name]) -> bool:
+    """Whether every use of a local (bound by `body[at]` to a read from `root`) reads what the read gave:
+    they lie in the statements after it, and nothing runs between the binding and the last use that
+    may change the read (a call, a store to an attribute or an item, a new binding of `root`)."""
+    inside = {id(n) for n in uses}
+    last = at
+    for i in range(at + 1, len(body)):
+        if any(id(n) in inside for n in ast.walk(body[i])):
+            last = i
+    if sum(isinstance(n, ast.Name) and id(n) in inside for s in body[at + 1:last + 1] for n in ast.walk(s)) \
+            != len(uses):
+        return False  # a use outside the statements that follow
+    if any(_effect(n, root) for s in body[at + 1:last] for n in ast.walk(s)):
+        return False
+    if last == at:
+        return True
+    final = body[last]
+    for loop in (n for n in ast.walk(final) if isinstance(n, _LOOPS)):
+        again = [n for part in _repeated(loop) for n in ast.walk(part)]
+        if any(id(n) in inside for n in again) and any(_effect(n, root) for n in again):
+            return False  # a use read again after an effect of the iteration before
+    seen = 0
+    for n in _evaluation_order(final):
+        if id(n) in inside:
+            seen += 1
+            if seen == len(uses):
+                return True
+        elif _effect(n, root):
+            return False
+    return True
+
+
+def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    return [block for field in ("body", "orelse", "finalbody") if isinstance(block := getattr(node, field, None), list)
+            and block and isinstance(block[0], ast.stmt)] + [h.body for h in getattr(node, "handlers", ())] + [
+        c.body for c in getattr(node, "cases", ())]
+
+
+def _bound_elsewhere(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names a function binds otherwise than by a plain `name = ...` store: parameters, `except ... as`,
+    nested definitions, imports, global and nonlocal declarations, match captures."""
+    args = fn.args
+    out = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+    for n in ast.walk(fn):
+        if n is fn:
+            continue
+        if isinstance(n, ast.ExceptHandler | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name:
+            out.add(n.name)
+        elif isinstance(n, ast.Global | ast.Nonlocal):
+            out.update(n.names)
+        elif isinstance(n, ast.alias):
+            out.add((n.asname or n.name).partition(".")[0])
+        elif isinstance(n, ast.MatchAs | ast.MatchStar) and n.name:
+            out.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            out.add(n.rest)
+    return out
+
+
+class _Inlined(ast.NodeTransformer):
+    """The uses (by node identity) replaced by copies of the read."""
+
+    def __init__(self, uses: set[int], read: ast.expr) -> None:
+        self.uses = uses
+        self.read = read
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return copy.deepcopy(self.read) if id(node) in self.uses else node
+
+
+def _inline_one(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Replace one local bound once to a pure read by that read at its uses (dropping the binding);
+    whether there was one."""
+    names: dict[str, list[ast.Name]] = {}
+    nested: set[str] = set()
+    for stmt in fn.body:
+        for n in ast.walk(stmt):
+            if isinstance(n, _SCOPES):
+                nested.update(x.id for x in ast.walk(n) if isinstance(x, ast.Name))
+            elif isinstance(n, ast.Name):
+                names.setdefault(n.id, []).append(n)
+    skip = nested | _bound_elsewhere(fn)
+    pending = [fn.body]
+    while pending:
+        body = pending.pop()
+        for at, stmt in enumerate(body):
+            if not isinstance(stmt, _SCOPES):
+                pending.extend(_blocks(stmt))
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            name = stmt.targets[0].id
+            root = _read_root(stmt.value)
+            found = names.get(name, [])
+            uses = [n for n in found if isinstance(n.ctx, ast.Load)]
+            if root is None or root == name or name in skip or len(found) != len(uses) + 1 \
+                    or not _inlinable(body, at, root, uses):
+                continue
+            inlined = _Inlined({id(n) for n in uses}, stmt.value)
+            body[at + 1:] = [inlined.visit(s) for s in body[at + 1:]]
+            body[at:at + 1] = [] if len(body) > 1 else [ast.Pass()]
+            return True
+    return False
+
+
+def _refactored(tree: ast.AST) -> ast.AST:
+    """`tree` with guarded reads made plain and every local bound once to a pure read inlined (each
+    inlining drops a statement, so this ends)."""
+    tree = _Unguarded().visit(tree)
+    for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]:
+        while _inline_one(fn):
+            pass
+    return tree
