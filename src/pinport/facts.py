@@ -23,7 +23,7 @@ from .model.callsites import CallSite
 from .model.host import HostView, receiving_params
 from .model.index import IndexCache, LazyModules
 from .model.inference import Inference
-from .model.nodes import walk_inner, walk_tree
+from .model.nodes import walk_inner
 from .model.resolve import CLASS, EXTERNAL, INERT_BASES, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, Param, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
@@ -53,6 +53,7 @@ from .plugin.reach import (
     plugin_call_passing,
     unreached_classes,
 )
+from .plugin.receivers import plugin_stores
 from .plugin.records import Patch, PatchKind
 from .plugin.release_copies import Selector, find_selectors, version_of
 from .plugin.source_patches import (
@@ -437,10 +438,10 @@ class ScanFacts:
 
         def build() -> bool:
             return override_reached(view, patch, self.replaced_units(view), self.settings.called_implicitly,
-                                    lambda: self.lineage(patch), self.host_paths(view).runs, self.plugin_sets,
+                                    lambda: self.lineage(patch), self.host_paths(view).runs, self.plugin_stores,
                                     in_order=in_order)
         # kept across runs: walking host modules for the ways a call can reach the class is most of a warm scan
-        name = (f"override-reached-4:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:"
+        name = (f"override-reached-5:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:"
                 f"{patch.target}:{'order' if in_order else 'binding'}")
         return self.keep(key, lambda: self.stored(name, bool, build, view))
 
@@ -510,25 +511,15 @@ class ScanFacts:
         return self.keep(("spells", name), lambda: any(
             name in self.plugin.index.source(m) and whole.search(self.plugin.index.source(m)) for m in self.plugin.modules))
 
-    def plugin_sets(self, attr: str) -> bool:
-        """Whether plugin code may store something other than `None` in an attribute named `attr`
-        (`x.attr = value`, or the name as a string: `setattr(x, "attr", value)`)."""
-        def build() -> bool:
-            for module in self.plugin.modules:
-                if attr not in self.plugin.index.source(module):
-                    continue
-                tree = self.plugin.index.parsed(module)
-                for node in walk_tree(tree) if tree is not None else ():
-                    if isinstance(node, ast.Constant) and node.value == attr:
-                        return True
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-                        node, ast.AnnAssign | ast.AugAssign) else []
-                    value = getattr(node, "value", None)
-                    if any(isinstance(t, ast.Attribute) and t.attr == attr for t in targets) and not (
-                            isinstance(value, ast.Constant) and value.value is None):
-                        return True
-            return False
-        return self.keep(("plugin-sets", attr), build)
+    def plugin_stores(self, attr: str) -> tuple[ClassShape, ...] | None:
+        """The plugin classes whose methods store something other than `None` in `self.attr` (None when
+        plugin code may store it on anything else: `x.attr = value`, `setattr(x, "attr", value)`, or in a
+        class it does not resolve): see `plugin.receivers.plugin_stores`."""
+        def build() -> tuple[ClassShape, ...] | None:
+            paths = plugin_stores(self.plugin.index, self.plugin.modules, attr)
+            shapes = tuple(self.class_shape(p) for p in paths or ())
+            return None if paths is None or None in shapes else shapes  # type: ignore[return-value]
+        return self.keep(("plugin-stores", attr), build)
 
     def lineage(self, patch: Patch) -> Lineage | None:
         """Where host code can meet instances of the plugin class an override belongs to (see
