@@ -511,14 +511,14 @@ class ScanFacts:
         return self.keep(("spells", name), lambda: any(
             name in self.plugin.index.source(m) and whole.search(self.plugin.index.source(m)) for m in self.plugin.modules))
 
-    def plugin_stores(self, attr: str) -> tuple[ClassShape, ...] | None:
-        """The plugin classes whose methods store something other than `None` in `self.attr` (None when
-        plugin code may store it on anything else: `x.attr = value`, `setattr(x, "attr", value)`, or in a
-        class it does not resolve): see `plugin.receivers.plugin_stores`."""
-        def build() -> tuple[ClassShape, ...] | None:
-            paths = plugin_stores(self.plugin.index, self.plugin.modules, attr)
-            shapes = tuple(self.class_shape(p) for p in paths or ())
-            return None if paths is None or None in shapes else shapes  # type: ignore[return-value]
+    def plugin_stores(self, attr: str) -> tuple[tuple[ClassShape | None, bool, bool], ...] | None:
+        """Each plugin store into `x.attr` (see `plugin.receivers.plugin_stores`): the shape of the plugin class
+        making it (None outside one, or unresolved), whether `x` is its `self`, whether the value is; None when
+        plugin code may store it by name (`setattr`)."""
+        def build() -> tuple[tuple[ClassShape | None, bool, bool], ...] | None:
+            stores = plugin_stores(self.plugin.index, self.plugin.modules, attr)
+            return None if stores is None else tuple(
+                (self.class_shape(s.cls) if s.cls else None, s.on_self, s.of_self) for s in stores)
         return self.keep(("plugin-stores", attr), build)
 
     def lineage(self, patch: Patch) -> Lineage | None:

@@ -502,3 +502,23 @@ def test_a_plugin_store_opens_a_host_attribute_only_where_it_can_land(declared, 
     host = {**RECEIVER_HOST, "host/user.py": PIPE.format(declared=declared)}
     result = run_scan(host, host, {**OP_PLUGIN, "plug/store.py": store}, checks=(SignaturesCheck(),))
     assert breaks(result, "PP0107") == [(level, "latent", "plug/comm.py", 5, "dim", "host/comm.py", 2)]
+
+
+NARROW = ("from host.other import Local, Remote, build\n\n\nclass Runner:\n    def __init__(self, kind):\n"
+          "{declared}        self.drafter = build(kind)\n\n    def step(self, x):\n{test}        return self.drafter.gather(x)\n")
+
+
+@pytest.mark.parametrize(("declared", "test", "level"), [
+    # a method declares the attribute (`self.x: A | B`, no value): what it admits decides, not the stores
+    ("        self.drafter: Local | Remote\n", "", "info"),
+    ("", "", "warning"),  # without it: set from what a factory is handed, of unknown type
+    # a type test around the call narrows the receiver (an `if`, or an `assert` before it in the block)
+    ("", "        if kind and isinstance(self.drafter, (Local, Remote)):\n    ", "info"),
+    ("", "        assert isinstance(self.drafter, Local | Remote)\n", "info"),
+    ("", "        if not isinstance(self.drafter, Local):\n    ", "warning"),  # the other branch: not narrowed
+])
+def test_a_declaration_or_a_type_test_narrows_a_receiver(declared, test, level):
+    user = NARROW.format(declared=declared, test=test).replace("def step(self, x):", "def step(self, x, kind=0):")
+    host = {**RECEIVER_HOST, "host/user.py": user}
+    result = run_scan(host, host, OP_PLUGIN, checks=(SignaturesCheck(),))
+    assert breaks(result, "PP0107") == [(level, "latent", "plug/comm.py", 5, "dim", "host/comm.py", 2)]

@@ -36,7 +36,14 @@ from ..model.summary import (
 from ..model.units import Unit, call_name, iter_units, module_units, spans, walk_unit
 from ..model.words import Words, word
 from .reach import ClassShape, Lineage
-from .receivers import inheriting, is_protocol, may_hold_outside, outside_packages, receiver_classes
+from .receivers import (
+    inheriting,
+    is_protocol,
+    may_hold_outside,
+    narrowed_classes,
+    outside_packages,
+    receiver_classes,
+)
 from .records import Patch, PatchKind
 
 CALLED_DUNDERS = ("__init__", "__new__")  # dunders whose callers are ordinary calls: Cls(...)
@@ -191,7 +198,7 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str],
 def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], implicit: Iterable[str] = (),
                      lineage_of: Callable[[], Lineage | None] = lambda: None,
                      runs: Callable[[str, str], bool] = lambda module, unit: True,
-                     plugin_stores: Callable[[str], tuple[ClassShape, ...] | None] = lambda attr: None,
+                     plugin_stores: Callable[[str], tuple[tuple[ClassShape | None, bool, bool], ...] | None] = lambda attr: None,
                      in_order: bool = False) -> bool:
     """Whether host code may call an ordinary subclass's override in a way it cannot accept (with
     `in_order`: passing a positional argument the override binds to another parameter than the base).
@@ -249,10 +256,21 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
                                if meets is not None else ())
 
     def opened(attr: str, holder: str) -> bool:
-        """Whether the plugin may store in `attr` of an instance of the host class (or module) `holder`: a
-        store through `self` lands on instances of its own class, those of `holder` when it derives from it."""
+        """Whether the plugin may store its instance in `attr` of an instance of the host class (or module)
+        `holder`: a store through `self` lands on instances of its own class (on `holder`'s when it derives
+        from it); storing `self` stores an instance of that class (the plugin's when it is of its family)."""
         stores = plugin_stores(attr)
-        return stores is None or any(holder in mro or "?" in mro for mro in (_host_mro(view, s) for s in stores))
+        if stores is None:
+            return True
+        family = {s.path for s in meets.lineage.family} if meets is not None else None
+        for shape, on_self, of_self in stores:
+            mro = _host_mro(view, shape) if shape is not None else {"?"}
+            if on_self and holder not in mro and "?" not in mro:
+                continue  # on an instance of a plugin class no `holder` is
+            if of_self and shape is not None and family is not None and shape.path not in family:
+                continue  # an instance of another plugin class
+            return True
+        return False
 
     def may_be(cls: Symbol) -> bool:
         """Whether the plugin's instance may be an instance of `cls` (a host class, or another package's)."""
@@ -279,7 +297,8 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
             if verdict is not None:
                 return verdict
         if callee is None and isinstance(node, ast.Attribute):
-            held = receiver_classes(view, module, unit, node.value, opened)
+            held = narrowed_classes(view, module, unit, node.value) or receiver_classes(view, module, unit, node.value,
+                                                                                        opened)
             if held is not None:  # every class the host declares it holds: the plugin's instance may be none
                 return any(may_be(c) for c in held)
         if callee is None or callee.receiver is None:

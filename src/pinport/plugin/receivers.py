@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import sys
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 from ..model.callsites import modules_subclassing
 from ..model.host import HostView
@@ -43,6 +44,49 @@ def receiver_classes(view: HostView, module: str, unit: Unit, node: ast.expr, op
     if not isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.BinOp | ast.Subscript):
         return None
     return _Classes(view, opened).value(module, unit, node, 0)
+
+
+def narrowed_classes(view: HostView, module: str, unit: Unit, node: ast.expr) -> Held | None:
+    """The classes a type test narrows a receiver to where it is called: inside `if isinstance(x, A | B):`
+    (or `if c and isinstance(x, (A, B)):`), or after `assert isinstance(x, A)` in the same block (None: no
+    such test, or one naming other than classes)."""
+    want = ast.dump(node)
+    parents: dict[int, ast.AST] = {}
+    for root in unit.body:
+        for n in walk_tree(root):
+            for child in ast.iter_child_nodes(n):
+                parents[id(child)] = n
+    at: ast.AST = node
+    while (up := parents.get(id(at))) is not None:
+        tests: list[ast.expr] = []
+        if isinstance(up, ast.If) and any(at is stmt for stmt in up.body):
+            tests = [up.test]
+        for block in (getattr(up, "body", None), getattr(up, "orelse", None), getattr(up, "finalbody", None)):
+            if isinstance(block, list) and any(at is stmt for stmt in block):
+                tests += [stmt.test for stmt in block[:block.index(at)] if isinstance(stmt, ast.Assert)]
+        for test in tests:
+            for part in test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]:
+                if isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id == "isinstance" \
+                        and len(part.args) == 2 and ast.dump(part.args[0]) == want:
+                    return _type_test_classes(view, module, unit, part.args[1])
+        at = up
+    return None
+
+
+def _type_test_classes(view: HostView, module: str, unit: Unit, node: ast.expr) -> Held | None:
+    """The classes an `isinstance` test's second argument names (`A`, `(A, B)`, `A | B`)."""
+    parts = list(node.elts) if isinstance(node, ast.Tuple) else [node]
+    out: list[Symbol] = []
+    while parts:
+        part = parts.pop()
+        if isinstance(part, ast.BinOp) and isinstance(part.op, ast.BitOr):
+            parts += [part.left, part.right]
+            continue
+        sym = _dotted(view, module, _local(view, module, unit), part)
+        if sym is None or sym.kind not in (CLASS, EXTERNAL):
+            return None
+        out.append(sym)
+    return tuple(out)
 
 
 def outside_packages(view: HostView, owner: Symbol, family_bases: Iterable[Iterable[str]]) -> frozenset[str]:
@@ -118,6 +162,8 @@ class _Classes:
             declared = owner.obj.attributes.get(attr) if isinstance(owner.obj, ClassInfo) else None
             if declared is not None and declared.annotation:
                 return annotation_classes(view, declared.annotation, owner.module)
+            if (in_method := self._declared(owner, attr)) is not None:
+                return in_method
         if self.opened(attr, cls.path):
             return None
         out: list[Symbol] = []
@@ -130,6 +176,21 @@ class _Classes:
                     return None
                 out += held
         return tuple(out)
+
+    def _declared(self, owner: Symbol, attr: str) -> Held | None:
+        """What a declaration `self.attr: T` (with or without a value) in a method of `owner` that sets the
+        attribute admits (None: no such declaration, or one of unknown classes)."""
+        info = owner.obj
+        if not isinstance(info, ClassInfo) or not owner.module:
+            return None
+        for method in sorted({a.method for a in info.instance_attrs.get(attr, ())}):
+            fn = info.methods.get(method)
+            unit = _function_unit(self.view, owner.module, fn) if fn is not None else None
+            for node in walk_tree(unit.node) if unit is not None and unit.node is not None else ():
+                if isinstance(node, ast.AnnAssign) and _is_self_attr(node.target, unit, attr):
+                    return annotation_classes(self.view, ast.unparse(node.annotation), owner.module,
+                                              _local(self.view, owner.module, unit))
+        return None
 
     def _stored(self, owner: Symbol, method: str, line: int, attr: str, depth: int) -> Held | None:
         """What one `self.attr = value` (or `self.attr: T = value`) statement of a method of `owner` stores."""
@@ -425,18 +486,25 @@ def inheriting(view: HostView, owner: Symbol, name: str) -> list[Symbol]:
     return out
 
 
-def plugin_stores(index: CodeIndex, modules: Iterable[str], attr: str) -> tuple[str, ...] | None:
-    """The plugin classes (paths) whose methods store something other than `None` in `self.attr`; None when
-    plugin code may store it elsewhere (`x.attr = value` off another object, the name as a string:
-    `setattr(x, "attr", value)`): such a store may land on any object, a host module's name too."""
-    out: set[str] = set()
+class Store(NamedTuple):
+    """One plugin store into `x.attr`: the plugin class whose method makes it ("" outside one), whether `x`
+    is that method's `self` (else it may be any object), and whether the value is `self` (an instance of
+    that class; else it may be anything)."""
+
+    cls: str
+    on_self: bool
+    of_self: bool
+
+
+def plugin_stores(index: CodeIndex, modules: Iterable[str], attr: str) -> tuple[Store, ...] | None:
+    """Each plugin store of something other than `None` in an attribute `attr`; None when plugin code names
+    the attribute as a string other than to read it (`setattr(x, "attr", value)`): it may store anything."""
+    out: list[Store] = []
     for module in modules:
         if attr not in index.source(module):
             continue
         tree = index.parsed(module)
-        if tree is None:
-            return None
-        if any(isinstance(n, ast.Constant) and n.value == attr for n in walk_tree(tree)):
+        if tree is None or _names_as_string(tree, attr):
             return None
         for unit in iter_units(tree):
             fn = unit.node
@@ -446,11 +514,29 @@ def plugin_stores(index: CodeIndex, modules: Iterable[str], attr: str) -> tuple[
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
                     node, ast.AnnAssign | ast.AugAssign) else []
                 value = getattr(node, "value", None)
-                if not any(isinstance(t, ast.Attribute) and t.attr == attr for t in targets) or \
-                        isinstance(value, ast.Constant) and value.value is None:
+                if isinstance(value, ast.Constant) and value.value is None:
                     continue
-                if not all(isinstance(t.value, ast.Name) and t.value.id == me for t in targets
-                           if isinstance(t, ast.Attribute) and t.attr == attr):
-                    return None
-                out.add(f"{module}.{unit.cls}")
-    return tuple(sorted(out))
+                of_self = isinstance(value, ast.Name) and value.id == me
+                out += [Store(f"{module}.{unit.cls}" if unit.cls else "", isinstance(t.value, ast.Name)
+                              and t.value.id == me, of_self)
+                        for t in targets if isinstance(t, ast.Attribute) and t.attr == attr]
+    return tuple(out)
+
+
+def _names_as_string(tree: ast.Module, attr: str) -> bool:
+    """Whether a module spells an attribute's name as a string other than to read or test it (`getattr(x,
+    "attr")`, `hasattr`), as a table's key or item (`d["attr"]`) or in a comparison."""
+    inert: set[int] = set()
+    for n in walk_tree(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr") \
+                and len(n.args) >= 2:
+            inert.add(id(n.args[1]))
+        elif isinstance(n, ast.Dict):
+            inert.update(id(k) for k in n.keys if k is not None)
+        elif isinstance(n, ast.Subscript):
+            inert.add(id(n.slice))
+        elif isinstance(n, ast.Compare):
+            inert.update(id(c) for c in (n.left, *n.comparators))
+        elif isinstance(n, ast.Constant) and n.value == attr and id(n) not in inert:
+            return True
+    return False
