@@ -438,6 +438,11 @@ FACTORY = ("from host.other import Local, Remote, build, pick\n\n\nclass Runner:
     # and what that package's values give (a method's result, arithmetic, an item), rebinding the name
     ("import torch\n\n\ndef pick(weight: torch.Tensor, index):\n    weight = weight.float()\n"
      "    scores = (torch.softmax(weight, -1) + weight)[0]\n    return scores.gather(index)\n", "info"),
+    # a def nested in the function takes the name as a parameter annotated alike (a default binding it)
+    ("import torch\n\n\ndef bind(weight: torch.Tensor):\n    def hook(i, weight: torch.Tensor = weight):\n"
+     "        return weight.gather(i)\n\n    return hook\n", "info"),
+    ("import torch\n\n\ndef bind(weight: torch.Tensor):\n    def hook(i, weight=weight):\n"
+     "        return weight.gather(i)\n\n    return hook\n", "warning"),  # unannotated there: of unknown type
     # the standard library's values stay open (a container, `Any`): they may hold anything
     ("from typing import Any\n\n\ndef pick(weight: Any, index):\n    return weight.gather(index)\n", "warning"),
     # an attribute set from such a parameter (in a static factory too), or from that package's construction

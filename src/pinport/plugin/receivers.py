@@ -264,7 +264,7 @@ class _Classes:
         assignment to it gives (a tuple unpacked from a host function by that element of its annotation)."""
         walk = walk_unit(self.view.index, module, unit)
         fn = unit.node
-        if name in walk.shadowed or fn is None and unit.qualname != "<module>":
+        if fn is None and unit.qualname != "<module>":
             return None
         key = (module, unit.qualname, name)
         if key in self.naming:
@@ -272,11 +272,14 @@ class _Classes:
         assigned = [(line, col, value, ann) for line, col, n, value, ann in walk.assigned if n == name]
         local = _local(self.view, module, unit)
         imported = self._imported(local[name], depth) if name in local else ()  # (a conditional import may go with
-        if imported is None:  # an assignment: `if HAS_X: import x.y as z` / `else: z = Placeholder()`)
+        if name in walk.shadowed and imported is not None:  # an assignment: `if HAS_X: import x.y as z` / `else:
+            imported = _union(imported, self._shadowing(module, unit, name))  # z = Placeholder()`)
+        if imported is None:
             return None
         params = {a.arg: a for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} if fn else {}
         if not assigned and name not in params:
-            return imported if name in local else self._global(module, name, depth) if fn is not None else None
+            return imported if name in local or name in walk.shadowed else \
+                self._global(module, name, depth) if fn is not None else None
         if name in params:  # by its annotation, and what the body rebinds it to (`x = x.float()`)
             first = fn.args.args[0].arg if unit.cls and fn.args.args and fn is not None and not any(
                 isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list) else ""
@@ -302,6 +305,27 @@ class _Classes:
             return tuple(out)
         finally:
             self.naming.discard(key)
+
+    def _shadowing(self, module: str, unit: Unit, name: str) -> Held | None:
+        """What the parameters of defs nested in a unit that take a name admit, by their annotations
+        (`def fn(x, capturer: Capturer = capturer)`); None when one is unannotated or an except handler
+        binds it."""
+        out: list[Symbol] = []
+        for node in (n for root in unit.body for n in walk_tree(root)):
+            if isinstance(node, ast.ExceptHandler) and node.name == name:
+                return None
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) or node is unit.node:
+                continue
+            a = node.args
+            for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
+                if arg is None or arg.arg != name:
+                    continue
+                held = annotation_classes(self.view, ast.unparse(arg.annotation), module, _local(self.view, module, unit)) \
+                    if arg.annotation is not None and arg not in (a.vararg, a.kwarg) else None
+                if held is None:
+                    return None
+                out += held
+        return tuple(out)
 
     def _global(self, module: str, name: str, depth: int) -> Held | None:
         """A module-level name of a host module: what each of its module-level bindings gives."""
