@@ -452,6 +452,13 @@ FACTORY = ("from host.other import Local, Remote, build, pick\n\n\nclass Runner:
      "    def pull(self, x):\n        return self.sock.gather(x) + self.other.gather(x)\n", "info"),
     ("class Pipe:\n    def __init__(self, sock):\n        self.sock = sock\n\n    def pull(self, x):\n"
      "        return self.sock.gather(x)\n", "warning"),
+    # a property by what it returns (here a weak reference's target: unknown), and host code storing the
+    # attribute off another object: it may hold anything
+    ("class Pipe:\n    def __init__(self, sock):\n        self._ref = sock\n\n    @property\n    def sock(self):\n"
+     "        return self._ref()\n\n    def pull(self, x):\n        return self.sock.gather(x)\n", "warning"),
+    ("import zmq\n\n\nclass Pipe:\n    def __init__(self, sock: zmq.Socket):\n        self.sock = sock\n\n"
+     "    def pull(self, x):\n        return self.sock.gather(x)\n\n\ndef swap(pipe, other):\n    pipe.sock = other\n",
+     "warning"),
     # a factory method of the class whose returns are host constructions the plugin's instance is not
     (FACTORY.format(declared="", other="Remote()"), "info"),
     (FACTORY.format(declared="", other="pick(kind)"), "info"),  # an unannotated host function's constructions

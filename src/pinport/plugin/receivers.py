@@ -3,16 +3,20 @@
 A host call `x.name(...)` reaches a plugin override only when `x` may be an instance of the plugin's class.
 Inference types what it can; a receiver it cannot type counts as reaching. Host code often says more than
 inference reads: a parameter annotated with another package's class (`weight: torch.Tensor`), an attribute
-declared in the class body (`drafter: A | B | None`), set from such a parameter (`self.buffer = buffer`),
-from another package's construction (`context.socket(...)` off `context = Context()`), or from a factory
-method of the class whose returns are constructions (`self.speculator = self.init_speculator()`), or a
-local copy of such an attribute (`comm = self.comm`). Each gives a set of classes; a receiver whose
-classes are known, none of which the plugin's instance can be, cannot reach it.
+declared in the class body or a method (`drafter: A | B | None`), set from such a parameter (`self.buffer =
+buffer`), from another package's construction (`context.socket(...)` off `context = Context()`), from a
+factory (a method or function) whose returns are constructions (`self.speculator = init_speculator(...)`),
+read through a property, a local copy (`comm = self.comm`), a tuple item or `with` target of an annotated
+host function, a module-level name, a host module; or a type test around the call narrows it (`if
+isinstance(x, A):`, `assert isinstance(x, A | B)`). Each gives a set of classes; a receiver whose classes
+are known, none of which the plugin's instance can be, cannot reach it. An attribute set anywhere we do not
+follow (by other host code off another object, by the plugin where its store may land) stays unknown.
 
-Classes are symbols: CLASS (the host's) or EXTERNAL (another package's). Another package's class holds a
-plugin instance only when it is a value of a package the plugin's classes derive from (an `nn.Module`
-annotation may be the plugin's layer), of the standard library (`Any`, `object`, containers), or of the
-host itself (a path the host does not define).
+Classes are symbols: CLASS (the host's), MODULE (no instance) or EXTERNAL (another package's). Another
+package's value may be the plugin's instance only when it is of a package the plugin's classes derive from
+(an `nn.Module` annotation may be the plugin's layer), of the standard library (`Any`, `object`,
+containers), or of the host itself (a path the host does not define); what another package's value gives
+(a method's result, arithmetic, an item) is that package's.
 """
 
 from __future__ import annotations
@@ -22,13 +26,13 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from ..model.callsites import modules_subclassing
+from ..model.callsites import modules_mentioning, modules_subclassing
 from ..model.host import HostView
 from ..model.index import CodeIndex
 from ..model.inference import function_node, module_lookup, split_top
 from ..model.nodes import walk_tree
 from ..model.resolve import CLASS, EXTERNAL, FUNCTION, METHOD, MODULE, Resolver, Symbol
-from ..model.summary import BindingKind, ClassInfo, FunctionInfo
+from ..model.summary import BindingKind, ClassAttr, ClassInfo, FunctionInfo
 from ..model.units import Unit, iter_units, local_imports, module_units, walk_unit
 
 Held = tuple[Symbol, ...]
@@ -164,9 +168,16 @@ class _Classes:
                 return annotation_classes(view, declared.annotation, owner.module)
             if (in_method := self._declared(owner, attr)) is not None:
                 return in_method
-        if self.opened(attr, cls.path):
-            return None
+        member = view.resolver.class_member(cls, attr)
+        if member is not None and member.kind == METHOD and isinstance(member.obj, FunctionInfo) \
+                and member.obj.is_property:
+            return self._factory(module, cls_name, attr, depth + 1)  # a property: what it returns
+        class_level = member is not None and (member.kind in (METHOD, CLASS) or isinstance(member.obj, ClassAttr)
+                                              and member.obj.value.strip() not in ("", "None"))
+        if class_level or self.opened(attr, cls.path) or _stored_off_others(view, attr):
+            return None  # a class-level value, an attribute the plugin or other host code may set
         out: list[Symbol] = []
+        stores = 0
         for owner in (*mro, *inheriting(view, cls, "")[1:]):
             if not isinstance(owner.obj, ClassInfo) or not owner.module:
                 continue
@@ -175,7 +186,8 @@ class _Classes:
                 if held is None:
                     return None
                 out += held
-        return tuple(out)
+                stores += 1
+        return tuple(out) if stores else None  # never set in these classes: set where we do not look
 
     def _declared(self, owner: Symbol, attr: str) -> Held | None:
         """What a declaration `self.attr: T` (with or without a value) in a method of `owner` that sets the
@@ -401,6 +413,30 @@ class _Classes:
                 return None
             out += held
         return tuple(out)
+
+
+def _stored_off_others(view: HostView, attr: str) -> bool:
+    """Whether host code stores `x.attr` off anything but `self` (`runner.drafter = d`), or names it as a
+    string (`setattr(x, "attr", v)`): the attribute may then hold what that code stores."""
+    index = view.index
+
+    def build(module: str) -> bool:
+        tree = index.parsed(module)
+        if tree is None:
+            return True
+        for n in walk_tree(tree):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+                n, ast.AnnAssign | ast.AugAssign) else []
+            if any(isinstance(t, ast.Attribute) and t.attr == attr and not (
+                    isinstance(t.value, ast.Name) and t.value.id == "self") for t in targets):
+                return True
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr" \
+                    and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant) and n.args[1].value == attr:
+                return True
+        return False
+    modules = {m for text in (f".{attr}", f'"{attr}"', f"'{attr}'") for m in modules_mentioning(index, text,
+                                                                                               view.resolver.top)}
+    return any(index.module_memo(m, ("stored-off-others", attr), lambda m=m: build(m)) for m in sorted(modules))
 
 
 def _rebound_globals(index: CodeIndex, module: str) -> frozenset[str]:
