@@ -24,7 +24,7 @@ from .model.forwarding import dispatch_route
 from .model.host import HostView, receiving_params
 from .model.index import IndexCache, LazyModules
 from .model.inference import Inference
-from .model.nodes import walk_inner, walk_tree
+from .model.nodes import walk_inner
 from .model.resolve import CLASS, EXTERNAL, INERT_BASES, Resolver, Symbol
 from .model.summary import ClassInfo, FunctionInfo, Param, ParamKind
 from .model.units import Unit, UnitWalk, iter_units, walk_unit
@@ -55,6 +55,7 @@ from .plugin.reach import (
     plugin_call_passing,
     unreached_classes,
 )
+from .plugin.receivers import plugin_stores
 from .plugin.records import Patch, PatchKind
 from .plugin.release_copies import Selector, find_selectors, version_of
 from .plugin.source_patches import (
@@ -439,10 +440,10 @@ class ScanFacts:
 
         def build() -> bool:
             return override_reached(view, patch, self.replaced_units(view), self.settings.called_implicitly,
-                                    lambda: self.lineage(patch), self.host_paths(view).runs, self.plugin_sets,
+                                    lambda: self.lineage(patch), self.host_paths(view).runs, self.plugin_stores,
                                     in_order=in_order, dispatched=self.dispatch_taken(view))
         # kept across runs: walking host modules for the ways a call can reach the class is most of a warm scan
-        name = (f"override-reached-4:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:"
+        name = (f"override-reached-6:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:"
                 f"{patch.target}:{'order' if in_order else 'binding'}")
         return self.keep(key, lambda: self.stored(name, bool, build, view))
 
@@ -525,25 +526,15 @@ class ScanFacts:
         return self.keep(("spells", name), lambda: any(
             name in self.plugin.index.source(m) and whole.search(self.plugin.index.source(m)) for m in self.plugin.modules))
 
-    def plugin_sets(self, attr: str) -> bool:
-        """Whether plugin code may store something other than `None` in an attribute named `attr`
-        (`x.attr = value`, or the name as a string: `setattr(x, "attr", value)`)."""
-        def build() -> bool:
-            for module in self.plugin.modules:
-                if attr not in self.plugin.index.source(module):
-                    continue
-                tree = self.plugin.index.parsed(module)
-                for node in walk_tree(tree) if tree is not None else ():
-                    if isinstance(node, ast.Constant) and node.value == attr:
-                        return True
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-                        node, ast.AnnAssign | ast.AugAssign) else []
-                    value = getattr(node, "value", None)
-                    if any(isinstance(t, ast.Attribute) and t.attr == attr for t in targets) and not (
-                            isinstance(value, ast.Constant) and value.value is None):
-                        return True
-            return False
-        return self.keep(("plugin-sets", attr), build)
+    def plugin_stores(self, attr: str) -> tuple[tuple[ClassShape | None, bool, bool], ...] | None:
+        """Each plugin store into `x.attr` (see `plugin.receivers.plugin_stores`): the shape of the plugin class
+        making it (None outside one, or unresolved), whether `x` is its `self`, whether the value is; None when
+        plugin code may store it by name (`setattr`)."""
+        def build() -> tuple[tuple[ClassShape | None, bool, bool], ...] | None:
+            stores = plugin_stores(self.plugin.index, self.plugin.modules, attr)
+            return None if stores is None else tuple(
+                (self.class_shape(s.cls) if s.cls else None, s.on_self, s.of_self) for s in stores)
+        return self.keep(("plugin-stores", attr), build)
 
     def lineage(self, patch: Patch) -> Lineage | None:
         """Where host code can meet instances of the plugin class an override belongs to (see

@@ -115,8 +115,10 @@ def test_without_the_op_registrar_setting_the_registered_function_is_handed_on()
 @pytest.mark.parametrize(("kernel", "level"), [
     # `self.kernel.apply(...)`: `kernel` is only ever a Kernel (a function's annotated result): not the plugin's
     ("def make_kernel() -> Kernel:\n    return Kernel()\n", "info"),
-    # negative twin: an unannotated factory may return anything
-    ("def make_kernel():\n    return Kernel()\n", "warning"),
+    # an unannotated factory, by what it returns: a construction
+    ("def make_kernel():\n    return Kernel()\n", "info"),
+    # negative twin: a factory returning what it is handed may return anything
+    ("def make_kernel(kernel=None):\n    return kernel\n", "warning"),
 ])
 def test_a_receiver_kept_in_self_attr_is_typed_by_its_assignments(kernel, level):
     host = {"host/ops.py": "class Kernel:\n    def apply(self, a, b, c=None):\n        pass\n\n\n" + kernel +

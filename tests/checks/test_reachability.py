@@ -9,6 +9,14 @@ import pytest
 from harness import expect, run_scan
 from pinport.checks.override_signature import SignaturesCheck
 
+
+def breaks(result, code: str) -> list[tuple]:
+    """(level, status, plugin file, line, parameter, host file, line) of each finding of `code`: the whole
+    finding a signature rule reports, so a case asserts more than its code."""
+    return [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
+            for f in result.findings if f.code == code]
+
+
 PASS_HOST = {"host/passes.py": "class InductorPass:\n    def __init__(self, config):\n        self.config = config\n"}
 PASS = "from host.passes import InductorPass\n\n\nclass MyPass(InductorPass):\n    def __init__(self, vllm_config):\n" \
        "        super().__init__(vllm_config)\n"
@@ -93,9 +101,7 @@ DRAFT_PLUGIN = {
 def test_a_construction_returned_into_self_attr_is_held_there(execute, level):
     plugin = {**DRAFT_PLUGIN, "plug/runner.py": DRAFT_PLUGIN["plug/runner.py"].format(execute=execute)}
     result = run_scan(DRAFT_HOST, DRAFT_HOST, plugin, checks=(SignaturesCheck(),))
-    found = [f for f in result.findings if f.code == "PP0101"]
-    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
-            for f in found] == [(level, "latent", "plug/spec.py", 5, "step", "host/proposer.py", 2)]
+    assert breaks(result, "PP0101") == [(level, "latent", "plug/spec.py", 5, "step", "host/proposer.py", 2)]
 
 
 
@@ -267,9 +273,7 @@ IMPL_PLUGIN = {
 def test_a_class_a_hook_returns_is_judged_against_the_hooks_constructions(args, level):
     host = {**IMPL_HOST, "host/layer.py": IMPL_HOST["host/layer.py"].format(args=args)}
     result = run_scan(host, host, IMPL_PLUGIN, checks=(SignaturesCheck(),))
-    found = [f for f in result.findings if f.code == "PP0101"]
-    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
-            for f in found] == [(level, "latent", "plug/backend.py", 5, "rank", "host/backend.py", 8)]
+    assert breaks(result, "PP0101") == [(level, "latent", "plug/backend.py", 5, "rank", "host/backend.py", 8)]
 
 
 COMM_HOST = {
@@ -299,9 +303,7 @@ COMM_PLUGIN = {
 def test_a_class_path_string_a_hook_returns_is_judged_against_the_resolved_constructions(args, level):
     host = {**COMM_HOST, "host/state.py": COMM_HOST["host/state.py"].format(args=args)}
     result = run_scan(host, host, COMM_PLUGIN, checks=(SignaturesCheck(),))
-    found = [f for f in result.findings if f.code == "PP0101"]
-    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
-            for f in found] == [(level, "latent", "plug/comm.py", 5, "ranks", "host/comm.py", 2)]
+    assert breaks(result, "PP0101") == [(level, "latent", "plug/comm.py", 5, "ranks", "host/comm.py", 2)]
 
 
 SWAP_PLUGIN = {**COMM_PLUGIN, "plug/capture.py": "{decorator}def comm_switch():\n    import host.comm\n\n"
@@ -323,9 +325,7 @@ SWAP_HOST = {**COMM_HOST, "host/state.py": COMM_HOST["host/state.py"].format(arg
 def test_a_class_swapped_inside_a_context_manager_meets_only_reads_off_the_module(decorator, level):
     plugin = {**SWAP_PLUGIN, "plug/capture.py": SWAP_PLUGIN["plug/capture.py"].format(decorator=decorator)}
     result = run_scan(SWAP_HOST, SWAP_HOST, plugin, checks=(SignaturesCheck(),))
-    found = [f for f in result.findings if f.code == "PP0101"]
-    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
-            for f in found] == [(level, "latent", "plug/comm.py", 5, "ranks", "host/comm.py", 2)]
+    assert breaks(result, "PP0101") == [(level, "latent", "plug/comm.py", 5, "ranks", "host/comm.py", 2)]
 
 
 RPC_HOST = {
@@ -348,9 +348,7 @@ RPC_PLUGIN = {"plug/worker.py": "from host.worker import WorkerBase\n\n\nclass M
 def test_a_method_named_as_a_string_by_a_dispatching_call_gets_that_calls_arguments(extra, level):
     host = {**RPC_HOST, "host/executor.py": RPC_HOST["host/executor.py"].format(extra=extra)}
     result = run_scan(host, host, RPC_PLUGIN, checks=(SignaturesCheck(),))
-    found = [f for f in result.findings if f.code == "PP0101"]
-    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
-            for f in found] == [(level, "latent", "plug/worker.py", 5, "dummy", "host/worker.py", 2)]
+    assert breaks(result, "PP0101") == [(level, "latent", "plug/worker.py", 5, "dummy", "host/worker.py", 2)]
 
 
 WORKER_HOST = {
@@ -396,9 +394,7 @@ def test_host_callers_in_a_worker_the_plugin_replaces_by_its_slot_never_run(slot
     plugin = {**WORKER_PLUGIN, "plug/worker.py": WORKER_PLUGIN["plug/worker.py"].format(warmup=warmup),
               "plug/platform.py": WORKER_PLUGIN["plug/platform.py"].format(slot=slot)}
     result = run_scan(host, host, plugin, checks=(SignaturesCheck(),))
-    found = [f for f in result.findings if f.code == "PP0101"]
-    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
-            for f in found] == [(level, "latent", "plug/runner.py", 5, "randomize", "host/runner.py", 2)]
+    assert breaks(result, "PP0101") == [(level, "latent", "plug/runner.py", 5, "randomize", "host/runner.py", 2)]
 
 
 OP_HOST = {
@@ -419,6 +415,122 @@ OP_PLUGIN = {"plug/comm.py": "from host.comm import Comm\n\n\nclass MyComm(Comm)
 def test_a_string_labelling_the_function_its_call_is_handed_names_no_member(func, level):
     host = {**OP_HOST, "host/ops.py": OP_HOST["host/ops.py"].format(func=func)}
     result = run_scan(host, host, OP_PLUGIN, checks=(SignaturesCheck(),))
-    found = [f for f in result.findings if f.code == "PP0107"]
-    assert [(f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args["param"], f.new.path, f.new.line)
-            for f in found] == [(level, "latent", "plug/comm.py", 5, "dim", "host/comm.py", 2)]
+    assert breaks(result, "PP0107") == [(level, "latent", "plug/comm.py", 5, "dim", "host/comm.py", 2)]
+
+
+RECEIVER_HOST = {
+    "host/comm.py": "class Comm:\n    def gather(self, x, dim=0):\n        return x\n",
+    "host/other.py": "class Local:\n    def gather(self, x):\n        return x\n\n\n"
+                     "class Remote:\n    def gather(self, x):\n        return x\n\n\ndef build(kind):\n    return kind\n\n\n"
+                     "def pick(kind):\n    if kind:\n        return Local()\n    return None\n",
+    "host/util.py": "def gather(x):\n    return x\n",
+}
+FACTORY = ("from host.other import Local, Remote, build, pick\n\n\nclass Runner:\n{declared}    def __init__(self, kind):\n"
+           "        self.drafter = self.make(kind)\n\n    def make(self, kind):\n        if kind:\n"
+           "            return Local()\n        return {other}\n\n    def step(self, x):\n"
+           "        return self.drafter.gather(x)\n")
+
+
+@pytest.mark.parametrize(("user", "level"), [
+    # a parameter annotated with another package's class: a tensor, not the plugin's communicator
+    ("import torch\n\n\ndef pick(weight: torch.Tensor, index):\n    return weight.gather(index)\n", "info"),
+    ("def pick(weight, index):\n    return weight.gather(index)\n", "warning"),  # unannotated: of unknown type
+    # and what that package's values give (a method's result, arithmetic, an item), rebinding the name
+    ("import torch\n\n\ndef pick(weight: torch.Tensor, index):\n    weight = weight.float()\n"
+     "    scores = (torch.softmax(weight, -1) + weight)[0]\n    return scores.gather(index)\n", "info"),
+    # a def nested in the function takes the name as a parameter annotated alike (a default binding it)
+    ("import torch\n\n\ndef bind(weight: torch.Tensor):\n    def hook(i, weight: torch.Tensor = weight):\n"
+     "        return weight.gather(i)\n\n    return hook\n", "info"),
+    ("import torch\n\n\ndef bind(weight: torch.Tensor):\n    def hook(i, weight=weight):\n"
+     "        return weight.gather(i)\n\n    return hook\n", "warning"),  # unannotated there: of unknown type
+    # the standard library's values stay open (a container, `Any`): they may hold anything
+    ("from typing import Any\n\n\ndef pick(weight: Any, index):\n    return weight.gather(index)\n", "warning"),
+    # an attribute set from such a parameter (in a static factory too), or from that package's construction
+    ("import zmq\n\n\nclass Pipe:\n    def __init__(self, sock: zmq.Socket):\n        self.sock = sock\n"
+     "        context = zmq.Context()\n        self.other = context.socket(1)\n\n    @staticmethod\n"
+     "    def load(sock: zmq.Socket):\n        self = Pipe.__new__(Pipe)\n        self.sock = sock\n        return self\n\n"
+     "    def pull(self, x):\n        return self.sock.gather(x) + self.other.gather(x)\n", "info"),
+    ("class Pipe:\n    def __init__(self, sock):\n        self.sock = sock\n\n    def pull(self, x):\n"
+     "        return self.sock.gather(x)\n", "warning"),
+    # a property by what it returns (here a weak reference's target: unknown), and host code storing the
+    # attribute off another object: it may hold anything
+    ("class Pipe:\n    def __init__(self, sock):\n        self._ref = sock\n\n    @property\n    def sock(self):\n"
+     "        return self._ref()\n\n    def pull(self, x):\n        return self.sock.gather(x)\n", "warning"),
+    ("import zmq\n\n\nclass Pipe:\n    def __init__(self, sock: zmq.Socket):\n        self.sock = sock\n\n"
+     "    def pull(self, x):\n        return self.sock.gather(x)\n\n\ndef swap(pipe, other):\n    pipe.sock = other\n",
+     "warning"),
+    # a factory method of the class whose returns are host constructions the plugin's instance is not
+    (FACTORY.format(declared="", other="Remote()"), "info"),
+    (FACTORY.format(declared="", other="pick(kind)"), "info"),  # an unannotated host function's constructions
+    (FACTORY.format(declared="", other="build(kind)"), "warning"),  # it returns its argument: unknown
+    # the class body declares the attribute's type (a union): it decides, whatever the assignments
+    (FACTORY.format(declared="    drafter: Local | Remote | None\n\n", other="build(kind)"), "info"),
+    (FACTORY.format(declared="    drafter: \"Local | Comm | None\"\n\n", other="Remote()").replace(
+        "build, pick", "build, pick\nfrom host.comm import Comm"), "warning"),  # the plugin's base among them
+    # a local copy of an attribute annotated with a class a method imports itself
+    ("class Holder:\n    def __init__(self):\n        from host.other import Local\n\n"
+     "        self.comm: Local | None = None\n\n    def run(self, x):\n        comm = self.comm\n"
+     "        return comm.gather(x)\n", "info"),
+    ("class Holder:\n    def __init__(self, comm):\n        self.comm = comm\n\n    def run(self, x):\n"
+     "        comm = self.comm\n        return comm.gather(x)\n", "warning"),
+])
+def test_a_receiver_the_host_declares_a_class_the_plugin_is_not_reaches_no_override(user, level):
+    host = {**RECEIVER_HOST, "host/user.py": user}
+    result = run_scan(host, host, OP_PLUGIN, checks=(SignaturesCheck(),))
+    assert breaks(result, "PP0107") == [(level, "latent", "plug/comm.py", 5, "dim", "host/comm.py", 2)]
+
+
+@pytest.mark.parametrize(("user", "level"), [
+    # a bare read off a host module (by its dotted path, or a name imported from a host module that binds a
+    # module, or a placeholder instance, under a condition): the module's member, never an instance's
+    ("import host.util\n\nprev = host.util.gather\n", "info"),
+    ("from host.flags import lang\n\nprev = lang.gather\n", "info"),
+    # the same bare read off a receiver of unknown type may be the plugin's instance (a callback handed on)
+    ("def hook(comm):\n    return comm.gather\n", "warning"),
+])
+def test_a_read_off_a_host_module_reaches_no_instance(user, level):
+    host = {**RECEIVER_HOST, "host/user.py": user,
+            "host/flags.py": "from host.other import Local\n\nHAS = True\nif HAS:\n    import triton.language as lang\n"
+                             "else:\n    lang = Local()\n"}
+    result = run_scan(host, host, OP_PLUGIN, checks=(SignaturesCheck(),))
+    assert breaks(result, "PP0107") == [(level, "latent", "plug/comm.py", 5, "dim", "host/comm.py", 2)]
+
+
+PIPE = ("import zmq\n\n\nclass Pipe:\n{declared}    def __init__(self, sock: zmq.Socket):\n        self.sock = sock\n\n"
+        "    def pull(self, x):\n        return self.sock.gather(x)\n")
+
+
+@pytest.mark.parametrize(("declared", "store", "level"), [
+    # the plugin stores in `self.sock` of its own class, which is no Pipe: a Pipe still holds its socket
+    ("", "class Mine:\n    def __init__(self, sock):\n        self.sock = sock\n", "info"),
+    # a plugin subclass of Pipe stores there: the host method of Pipe reads what it stored
+    ("", "from host.user import Pipe\n\n\nclass MyPipe(Pipe):\n    def __init__(self, sock):\n        self.sock = sock\n",
+     "warning"),
+    ("", "def fill(pipe, sock):\n    pipe.sock = sock\n", "warning"),  # off another object: it may land on any Pipe
+    # the class body declares what the attribute holds: every store, the plugin's too, is written against it
+    ("    sock: zmq.Socket\n\n", "def fill(pipe, sock):\n    pipe.sock = sock\n", "info"),
+])
+def test_a_plugin_store_opens_a_host_attribute_only_where_it_can_land(declared, store, level):
+    host = {**RECEIVER_HOST, "host/user.py": PIPE.format(declared=declared)}
+    result = run_scan(host, host, {**OP_PLUGIN, "plug/store.py": store}, checks=(SignaturesCheck(),))
+    assert breaks(result, "PP0107") == [(level, "latent", "plug/comm.py", 5, "dim", "host/comm.py", 2)]
+
+
+NARROW = ("from host.other import Local, Remote, build\n\n\nclass Runner:\n    def __init__(self, kind):\n"
+          "{declared}        self.drafter = build(kind)\n\n    def step(self, x):\n{test}        return self.drafter.gather(x)\n")
+
+
+@pytest.mark.parametrize(("declared", "test", "level"), [
+    # a method declares the attribute (`self.x: A | B`, no value): what it admits decides, not the stores
+    ("        self.drafter: Local | Remote\n", "", "info"),
+    ("", "", "warning"),  # without it: set from what a factory is handed, of unknown type
+    # a type test around the call narrows the receiver (an `if`, or an `assert` before it in the block)
+    ("", "        if kind and isinstance(self.drafter, (Local, Remote)):\n    ", "info"),
+    ("", "        assert isinstance(self.drafter, Local | Remote)\n", "info"),
+    ("", "        if not isinstance(self.drafter, Local):\n    ", "warning"),  # the other branch: not narrowed
+])
+def test_a_declaration_or_a_type_test_narrows_a_receiver(declared, test, level):
+    user = NARROW.format(declared=declared, test=test).replace("def step(self, x):", "def step(self, x, kind=0):")
+    host = {**RECEIVER_HOST, "host/user.py": user}
+    result = run_scan(host, host, OP_PLUGIN, checks=(SignaturesCheck(),))
+    assert breaks(result, "PP0107") == [(level, "latent", "plug/comm.py", 5, "dim", "host/comm.py", 2)]

@@ -63,7 +63,7 @@ def annotation_arity(text: str | None, plain: Iterable[str] = ()) -> int | None:
     if not text:
         return None
     text = text.strip().strip("'\"")
-    parts = [p.strip() for p in _split_top(text, "|") if p.strip() != "None"]
+    parts = [p.strip() for p in split_top(text, "|") if p.strip() != "None"]
     if len(parts) != 1:
         return None
     text = parts[0]
@@ -72,12 +72,13 @@ def annotation_arity(text: str | None, plain: Iterable[str] = ()) -> int | None:
             inner = text[len(prefix):-1]
             if "..." in inner or inner.strip() in ("", "()"):
                 return None
-            return len(_split_top(inner, ","))
+            return len(split_top(inner, ","))
     base = text.split("[", 1)[0]
     return 1 if base in _NON_TUPLE or base in plain else None
 
 
-def _split_top(text: str, sep: str) -> list[str]:
+def split_top(text: str, sep: str) -> list[str]:
+    """`text` split at each `sep` outside brackets (`A[B, C] | D` -> `A[B, C] `, ` D`)."""
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
         if ch in "[(":
@@ -192,9 +193,9 @@ def annotation_name(text: str | None) -> str | None:
             text = text[len(prefix):-1]
     if text.startswith(("Union[", "typing.Union[")) and text.endswith("]"):
         text = text[text.index("[") + 1:-1]
-        parts = [p.strip() for p in _split_top(text, ",") if p.strip() != "None"]
+        parts = [p.strip() for p in split_top(text, ",") if p.strip() != "None"]
     else:
-        parts = [p.strip().strip("'\"") for p in _split_top(text, "|") if p.strip() != "None"]
+        parts = [p.strip().strip("'\"") for p in split_top(text, "|") if p.strip() != "None"]
     return parts[0] if len(parts) == 1 and _NAME.fullmatch(parts[0]) else None
 
 

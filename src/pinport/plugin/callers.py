@@ -18,7 +18,6 @@ from ..model.callsites import (
     failing_call_lines,
     iter_call_sites,
     modules_mentioning,
-    modules_subclassing,
     text_lines,
 )
 from ..model.host import HostView
@@ -37,6 +36,14 @@ from ..model.summary import (
 from ..model.units import Unit, call_name, iter_units, module_units, spans, walk_unit
 from ..model.words import Words, word
 from .reach import ClassShape, Lineage
+from .receivers import (
+    inheriting,
+    is_protocol,
+    may_hold_outside,
+    narrowed_classes,
+    outside_packages,
+    receiver_classes,
+)
 from .records import Patch, PatchKind
 
 CALLED_DUNDERS = ("__init__", "__new__")  # dunders whose callers are ordinary calls: Cls(...)
@@ -191,7 +198,8 @@ def host_call_failures(view: HostView, patch: Patch, replaced: frozenset[str],
 def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], implicit: Iterable[str] = (),
                      lineage_of: Callable[[], Lineage | None] = lambda: None,
                      runs: Callable[[str, str], bool] = lambda module, unit: True,
-                     plugin_sets: Callable[[str], bool] = lambda attr: True, in_order: bool = False,
+                     plugin_stores: Callable[[str], tuple[tuple[ClassShape | None, bool, bool], ...] | None] = lambda attr: None,
+                     in_order: bool = False,
                      dispatched: Callable[[str, Unit, ast.expr], bool] = lambda module, unit, node: True) -> bool:
     """Whether host code may call an ordinary subclass's override in a way it cannot accept (with
     `in_order`: passing a positional argument the override binds to another parameter than the base).
@@ -247,13 +255,42 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     lineage = lineage_of()  # asked only now: the answers above need no walk over the plugin
     meets = _Meeting(view, lineage) if lineage is not None else None
 
+    outside = outside_packages(view, owner, [(*s.outside_bases, *meets.host_mro(s)) for s in meets.lineage.family]
+                               if meets is not None else ())
+
+    def opened(attr: str, holder: str) -> bool:
+        """Whether the plugin may store its instance in `attr` of an instance of the host class (or module)
+        `holder`: a store through `self` lands on instances of its own class (on `holder`'s when it derives
+        from it); storing `self` stores an instance of that class (the plugin's when it is of its family)."""
+        stores = plugin_stores(attr)
+        if stores is None:
+            return True
+        family = {s.path for s in meets.lineage.family} if meets is not None else None
+        for shape, on_self, of_self in stores:
+            mro = _host_mro(view, shape) if shape is not None else {"?"}
+            if on_self and holder not in mro and "?" not in mro:
+                continue  # on an instance of a plugin class no `holder` is
+            if of_self and shape is not None and family is not None and shape.path not in family:
+                continue  # an instance of another plugin class
+            return True
+        return False
+
+    def may_be(cls: Symbol) -> bool:
+        """Whether the plugin's instance may be an instance of `cls` (a host class, or another package's)."""
+        if cls.kind != CLASS:  # a host module is no instance; another package's value may be one of its subclasses
+            return cls.kind != MODULE and may_hold_outside(cls, outside, resolver.tops)
+        if is_protocol(resolver, cls):
+            return True  # met by structure: any class with the members may stand there
+        return meets.instance_of(cls.path) if meets is not None else \
+            cls.path in related or owner.path in {x.path for x in resolver.mro(cls)}
+
     def reaches(node: ast.expr, inference: Inference, module: str, unit: Unit) -> bool:
         callee = inference.callee(node)
         if callee is not None and callee.sym.path != base.path and not (
                 callee.sym.owner in related and _virtual(node, unit, callee.sym, base)):
             return False  # another class's member of that name
-        if isinstance(node, ast.Attribute) and _read_off_outside(node.value, inference):
-            return False  # `torch.cuda.set_stream`: a member of another package's module, not of an instance
+        if isinstance(node, ast.Attribute) and (_read_off_outside(node.value, inference) or _is_module(node.value, inference)):
+            return False  # `torch.cuda.set_stream`, `vllm.utils.fn`: a member of a module, not of an instance
         typed = inference.infer(node.value) if callee is None and isinstance(node, ast.Attribute) else None
         if typed is not None and typed.sym is not None and typed.sym.kind == CLASS and typed.sym.module:
             # a bare `Cls.name` or `x.name` read off a host class (or its instance) the plugin's instances are not
@@ -263,12 +300,11 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
             verdict = meets.receiver(node.value, unit, module)
             if verdict is not None:
                 return verdict
-        if callee is None and isinstance(node, ast.Attribute) and unit.cls and _is_own_attribute(node.value, unit) \
-                and not plugin_sets(node.value.attr):  # type: ignore[attr-defined]
-            held = _attribute_classes(view, module, unit.cls, node.value.attr)  # type: ignore[attr-defined]
-            if held is not None:
-                return any(meets.instance_of(c.path) if meets is not None else
-                           c.path in related or owner.path in {x.path for x in resolver.mro(c)} for c in held)
+        if callee is None and isinstance(node, ast.Attribute):
+            held = narrowed_classes(view, module, unit, node.value) or receiver_classes(view, module, unit, node.value,
+                                                                                        opened)
+            if held is not None:  # every class the host declares it holds: the plugin's instance may be none
+                return any(may_be(c) for c in held)
         if callee is None or callee.receiver is None:
             return True  # a receiver of unknown type may be the plugin's instance
         receiver = callee.receiver
@@ -322,39 +358,27 @@ def _read_off_outside(node: ast.expr, inference: Inference) -> bool:
     return sym is not None and sym.kind == EXTERNAL and not sym.path.startswith("builtins.")
 
 
+def _host_mro(view: HostView, shape: ClassShape) -> set[str]:
+    """The host classes an instance of a plugin class is (its host bases' MROs, what it is installed for); a
+    base the host does not define may be anything ("?")."""
+    out = set(shape.stands_for)
+    for base in shape.host_bases:
+        sym = view.resolve(base)
+        out |= {c.path for c in view.resolver.mro(sym)} if sym is not None else {base, "?"}
+    return out
+
+
+def _is_module(node: ast.expr, inference: Inference) -> bool:
+    """Whether an expression denotes a host module (`vllm.utils`, an imported module's name): what is read
+    off it is the module's own member, never an instance's."""
+    typed = inference.infer(node)
+    return typed is not None and typed.sym is not None and typed.sym.kind == MODULE
+
+
 def _is_own_attribute(node: ast.expr, unit: Unit) -> bool:
     """`self.attr` in a method (`self` its first parameter)."""
     me = unit.node.args.args[0].arg if unit.node is not None and unit.node.args.args else ""
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and bool(me) and node.value.id == me
-
-
-def _attribute_classes(view: HostView, module: str, cls_name: str, attr: str) -> list[Symbol] | None:
-    """The host classes `self.attr` of a host class can hold, from each assignment to it in the class,
-    its bases and its host subclasses: `None`, a construction (`Cls(...)`), or a function's result
-    typed by its return annotation (`make_kernel(...) -> Kernel`). None when one is anything else."""
-    resolver = view.resolver
-    cls = view.resolve(f"{module}.{cls_name}")
-    if cls is None or cls.kind != CLASS:
-        return None
-    inference = Inference(resolver, module_lookup(resolver, module))
-    out: list[Symbol] = []
-    for owner in (*resolver.mro(cls), *_inheriting(view, cls, "")[1:]):
-        if not isinstance(owner.obj, ClassInfo) or not owner.module:
-            continue
-        lookup = module_lookup(resolver, owner.module)
-        for assigned in owner.obj.instance_attrs.get(attr, ()):
-            expr = assigned.expr.strip()
-            if expr == "None":
-                continue
-            head = re.match(r"([A-Za-z_][\w.]*)\(", expr)
-            sym = inference.dotted(head.group(1), lookup) if head else None
-            if sym is not None and sym.kind == FUNCTION and isinstance(sym.obj, FunctionInfo) and sym.module:
-                typed = inference.annotation(sym.obj.signature.returns, module_lookup(resolver, sym.module))
-                sym = typed.sym if typed is not None else None
-            if sym is None or sym.kind != CLASS:
-                return None
-            out.append(sym)
-    return out
 
 
 class _Meeting:
@@ -672,16 +696,16 @@ def constructions_bind(view: HostView, patch: Patch, replaced: frozenset[str]) -
     base_params = _callers_params(base)
     params = bound_alike(base_params, agreeing_slots(base_params, repl))
     params = tuple(p for p in params if p.kind is not ParamKind.VAR_POSITIONAL)  # a `*args` call may fill any slot
-    every, inheriting = _inheriting(view, owner, ""), _inheriting(view, owner, "__init__")
+    every, inherit_init = inheriting(view, owner, ""), inheriting(view, owner, "__init__")
     index, top = view.index, view.resolver.top
     if any(named_dynamically(index, m, c.path.rpartition(".")[2]) for c in every for q in "\"'"
            for m in modules_mentioning(index, f"{q}{c.path.rpartition('.')[2]}{q}", top)):
         return False
-    inherits = {c.path for c in inheriting}
+    inherits = {c.path for c in inherit_init}
     for sub in every:  # a host subclass with its own __init__ reaches the replacement by calling up
         if sub.path not in inherits and not _calls_up_alike(view, sub, params):
             return False
-    return not any(_construction_fails(view, c.path, params, replaced, unpacked=True) for c in inheriting)
+    return not any(_construction_fails(view, c.path, params, replaced, unpacked=True) for c in inherit_init)
 
 
 def _calls_up_alike(view: HostView, sub: Symbol, params: tuple[Param, ...]) -> bool:
@@ -900,7 +924,7 @@ def handed_on(view: HostView, patch: Patch) -> bool:
     if name in CALLED_DUNDERS and owner is not None and owner.kind == CLASS:
         # built, not called by name: the class is what may escape, and a host subclass runs the member too
         short = owner.path.rpartition(".")[2]
-        return len(_inheriting(view, owner, "")) > 1 or any(
+        return len(inheriting(view, owner, "")) > 1 or any(
             named_dynamically(index, m, short) for q in "\"'" for m in modules_mentioning(index, f"{q}{short}{q}", top)
         ) or any(index.module_memo(m, ("class-as-value", short), lambda m=m: (t := index.parsed(m)) is None
                                    or class_as_value(t, short)) for m in modules_mentioning(index, short, top))
@@ -1071,7 +1095,7 @@ def instance_calls_reached(view: HostView, patch: Patch, replaced: frozenset[str
     if repl is None:
         return True
     holders: set[tuple[str, str]] = set()
-    for cls in _inheriting(view, owner, patch.name):
+    for cls in inheriting(view, owner, patch.name):
         stored = _stored_constructions(view, cls, replaced)
         if stored is None:
             return True
@@ -1145,29 +1169,6 @@ def _read_by_name(index: CodeIndex, module: str, attr: str) -> bool:
 
 def _holder_names(holder_mros: dict[str, set[str]]) -> Words:
     return Words(h.rpartition(".")[2] for h in holder_mros)
-
-
-def _inheriting(view: HostView, owner: Symbol, name: str) -> list[Symbol]:
-    """The host class and its host subclasses that inherit its member `name` (from the summaries)."""
-    resolver = view.resolver
-    out, todo, seen = [owner], [owner], {owner.path}
-    while todo:
-        short = todo.pop().path.rpartition(".")[2]
-        for module in modules_subclassing(view.index, short, resolver.top):
-            classes = [(module, n, c) for n, c in view.index.modules[module].classes.items()]
-            while classes:
-                prefix, cls_name, info = classes.pop()
-                classes.extend((f"{prefix}.{cls_name}", n, c) for n, c in info.classes.items())
-                if not any(b.rpartition(".")[2] == short for b in info.bases):
-                    continue
-                sym = view.resolve(f"{prefix}.{cls_name}")
-                if sym is None or sym.path in seen or owner.path not in {c.path for c in resolver.mro(sym)}:
-                    continue
-                seen.add(sym.path)
-                if name not in info.methods:
-                    out.append(sym)
-                    todo.append(sym)
-    return out
 
 
 def _stored_constructions(view: HostView, cls: Symbol, replaced: frozenset[str]) -> set[tuple[str, str]] | None:

@@ -224,6 +224,7 @@ class ClassShape:
     host_bases: tuple[str, ...]
     stands_for: tuple[str, ...]
     replaces: frozenset[str]
+    outside_bases: tuple[str, ...] = ()  # bases of other packages than the host (`torch.nn.Module`)
 
 
 @dataclass(frozen=True)
@@ -255,11 +256,11 @@ def class_shape(plugin: PluginModel, resolver: Resolver, path: str) -> ClassShap
     if sym is None or sym.kind != CLASS or not isinstance(sym.obj, ClassInfo):
         return None
     host_bases: list[str] = []
+    outside_bases: list[str] = []
     replaces: set[str] = set()
     for cls in resolver.mro(sym):
         if cls.kind == EXTERNAL:
-            if plugin.names.is_host(cls.path):
-                host_bases.append(cls.path)
+            (host_bases if plugin.names.is_host(cls.path) else outside_bases).append(cls.path)
             continue
         if not isinstance(cls.obj, ClassInfo) or not cls.module:
             continue
@@ -270,7 +271,7 @@ def class_shape(plugin: PluginModel, resolver: Resolver, path: str) -> ClassShap
                 replaces.add(name)
     stands_for = tuple(sorted({r.host_class for r in plugin.surface.replacements
                                if f"{r.plugin_module}.{r.plugin_class}" == sym.path}))
-    return ClassShape(sym.path, tuple(host_bases), stands_for, frozenset(replaces))
+    return ClassShape(sym.path, tuple(host_bases), stands_for, frozenset(replaces), tuple(outside_bases))
 
 
 def _delegates(fn: ast.AST, name: str) -> bool:
