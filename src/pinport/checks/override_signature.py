@@ -192,7 +192,9 @@ class SignaturesCheck:
                 details = notes + ((f"only plugin code builds `{patch.via}`: no call in {label} can reach its "
                                     "constructor",) if patch.name == "__init__" else (
                     f"no call in {label} can fail against the override: every host call of `{patch.name}` binds "
-                    "to it or cannot run on the plugin's class (or only the plugin calls it)",))
+                    "to it, cannot run on the plugin's class (its receiver is typed as another, or it lies in host "
+                    "code the plugin replaces or its class does not run), or reaches it only through a dispatch "
+                    "route the plugin's platform never takes (or only the plugin calls it)",))
             elif cap is not None and level.rank < cap.rank:
                 level = cap
             elif level.rank <= Severity.WARNING.rank and implicit and _no_failing_caller(ctx, patch) \
