@@ -351,3 +351,15 @@ def test_a_probe_that_sets_a_flag_is_context(handler, expected):
     new = {"host/m.py": "Y = 1\n"}
     src = "try:\n    import host.ext  # noqa: F401\n    HAS_EXT = True\nexcept ImportError:\n" + handler + "\n"
     expect(scan(old, new, src), expected)
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    ("Base.register(Mine)", ["no PP0602"]),  # ABCMeta's own: a virtual subclass
+    ("Base.zz_register(Mine)", ["PP0602 error latent"]),
+])
+def test_an_abc_base_gives_its_register(call, expected):
+    host = {"host/base.py": "from abc import ABC, abstractmethod\n\n\nclass Base(ABC):\n    @abstractmethod\n"
+                            "    def apply(self):\n        pass\n"}
+    src = f"from host.base import Base\n\n\nclass Mine:\n    def apply(self):\n        pass\n\n\n{call}\n"
+    result = scan(host, host, src)
+    expect(result, expected)

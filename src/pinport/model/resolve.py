@@ -23,6 +23,7 @@ INERT_BASES = frozenset({
 # The few members an inert base does give its subclasses, under their own names (`row._asdict()`,
 # `mode.value`): a lookup finds them there, though it looks past the base for every other name.
 INERT_MEMBERS = {
+    "abc.ABC": frozenset({"register", "_abc_impl", "__subclasshook__"}),  # ABCMeta's: virtual subclasses
     "typing.NamedTuple": frozenset({"_asdict", "_replace", "_make", "_fields", "_field_defaults", "count", "index"}),
     "enum.Enum": frozenset({"name", "value", "_name_", "_value_", "_missing_", "_generate_next_value_",
                             "_member_map_", "_member_names_", "_value2member_map_"}),
