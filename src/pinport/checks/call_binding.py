@@ -35,7 +35,7 @@ from ..model.callsites import iter_call_sites, modules_mentioning
 from ..model.inference import Inference, Lookup, Typed, return_arity
 from ..model.nodes import chain
 from ..model.resolve import CLASS, FUNCTION, METHOD, MODULE, Resolver, Symbol
-from ..model.summary import ClassInfo, FunctionInfo, Param
+from ..model.summary import ClassInfo, FunctionInfo, Param, nested_class
 from ..model.units import Unit, UnitWalk, local_imports
 from ..plugin.records import PatchKind
 from .base import HostView, ScanContext
@@ -393,16 +393,7 @@ def _plugin_lookup(ctx: ScanContext, module: str, local: dict[str, str]) -> Look
 
 def _plugin_class(ctx: ScanContext, module: str, qual: str) -> ClassInfo | None:
     """A plugin class's summary by module and qualified name ("Outer.Inner")."""
-    summary = ctx.plugin.index.modules.get(module) if module in ctx.plugin.index.modules else None
-    if summary is None or not qual:
-        return None
-    classes, info = summary.classes, None
-    for part in qual.split("."):
-        info = classes.get(part)
-        if info is None:
-            return None
-        classes = info.classes
-    return info
+    return nested_class(ctx.plugin.index.modules.get(module), qual)
 
 
 def _plugin_members(ctx: ScanContext, module: str, qual: str, seen: set[str]) -> set[str]:

@@ -21,7 +21,7 @@ from .host import HostView
 from .index import CodeIndex
 from .inference import function_node, host_inference
 from .resolve import CLASS, Symbol
-from .summary import ClassInfo, FunctionInfo, ParamKind
+from .summary import ClassInfo, FunctionInfo, ParamKind, nested_class
 from .units import Unit, walk_unit
 
 
@@ -112,7 +112,7 @@ def dispatch_route(index: CodeIndex, module: str, unit: Unit, node: ast.expr) ->
     guards = _return_guards(fn.body, node, ())
     if guards is None:
         return None
-    info = _class_info(index, module, unit.cls)
+    info = nested_class(index.modules.get(module), unit.cls)
     if info is None:
         return None
     dispatcher = unit.qualname.rpartition(".")[2]
@@ -138,19 +138,6 @@ def _return_guards(body: list[ast.stmt], node: ast.expr, taken: tuple[Guard, ...
             if stmt.body and isinstance(stmt.body[-1], ast.Return) and not stmt.orelse:
                 taken = (*taken, Guard(stmt.test, False))  # passed only when the test failed
     return None
-
-
-def _class_info(index: CodeIndex, module: str, qualname: str) -> ClassInfo | None:
-    """A host class's summary by its qualified name in its module (nested classes too)."""
-    summary = index.modules.get(module)
-    classes = summary.classes if summary is not None else {}
-    info = None
-    for part in qualname.split("."):
-        info = classes.get(part)
-        if info is None:
-            return None
-        classes = info.classes
-    return info
 
 
 def _passthrough_of(index: CodeIndex, module: str, info: ClassInfo, attr: str) -> str:

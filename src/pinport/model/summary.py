@@ -184,3 +184,15 @@ class ModuleSummary:
 
     def defines(self, name: str) -> bool:
         return name in self.bindings or name in self.lazy_exports
+
+
+def nested_class(summary: ModuleSummary | None, qualname: str) -> ClassInfo | None:
+    """A class's summary in its module by qualified name ("Outer.Inner"), or None."""
+    classes = summary.classes if summary is not None else {}
+    info = None
+    for part in qualname.split(".") if qualname else ():
+        info = classes.get(part)
+        if info is None:
+            return None
+        classes = info.classes
+    return info

@@ -17,7 +17,7 @@ from ..findings import Location
 from ..model.index import CodeIndex
 from ..model.nodes import branches, chain, walk_tree
 from ..model.parse import resolve_relative, signature_of
-from ..model.summary import ClassInfo, Param
+from ..model.summary import ClassInfo, Param, nested_class
 from .helper_functions import instance_method_setters
 from .model import PluginModel
 from .records import PatchKind
@@ -526,12 +526,7 @@ def self_use(uses: PluginUses, method: HostMethod) -> SelfUse:
 
 
 def plugin_class_info(index: CodeIndex, module: str, qualname: str) -> ClassInfo | None:
-    summary = index.modules.get(module)
-    parts = qualname.split(".")
-    info = summary.classes.get(parts[0]) if summary else None
-    for part in parts[1:]:
-        info = info.classes.get(part) if info else None
-    return info
+    return nested_class(index.modules.get(module), qualname)
 
 
 def added_members(plugin: PluginModel, methods: list[HostMethod], uses: PluginUses) -> dict[str, frozenset[str]]:
