@@ -78,6 +78,7 @@ from .plugin.uses import (
     self_use,
     walk_plugin,
 )
+from .plugin.version_guards import Gate, version_gates
 from .sources.tree import SourceTree
 
 _SELF_NAME = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
@@ -355,6 +356,12 @@ class ScanFacts:
     def release_selectors(self) -> tuple[Selector, ...]:
         """The plugin functions picking one of its per-release copies by the host version."""
         return find_selectors(self.plugin, self.settings.host)
+
+    @cached_property
+    def version_gates(self) -> tuple[Gate, ...]:
+        """The plugin's refusals of host versions (`if <host version test>: raise ...`, `assert <test>`)."""
+        return tuple(g for module in self.plugin.modules for g in version_gates(self.plugin.index, module,
+                                                                                  self.settings.host))
 
     def host_version(self, view: HostView) -> tuple[int, ...]:
         """A host version's release numbers ((0, 28, 0)), from the tree's version or else its label

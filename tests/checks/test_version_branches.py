@@ -4,7 +4,7 @@ import pytest
 
 from harness import expect, run_scan
 from pinport.checks.call_binding import CallsCheck
-from pinport.plugin.version_guards import _test, evaluate
+from pinport.plugin.version_guards import _branches, _test, evaluate
 
 PATCHING = {"plug/patching.py": "class ArcticPatch:\n    pass\n"}
 OLD = {"host/__init__.py": "__version__ = '1.0'\n", "host/helpers.py": "def helper(a, b):\n    pass\n"}
@@ -63,6 +63,19 @@ def test_a_test_the_version_does_not_decide_keeps_the_guarded_warnings(guard):
 ])
 def test_host_version_tests_evaluated(text, version, value):
     import ast
-    test = _test(ast.parse(text, mode="eval").body, "vllm")
+    test = _test(ast.parse(text, mode="eval").body, "vllm", {})
     assert (evaluate(test, version) if test is not None else None) is value
-    assert _test(ast.parse('torch.__version__ > "2.0.1"', mode="eval").body, "vllm") is None
+    assert _test(ast.parse('torch.__version__ > "2.0.1"', mode="eval").body, "vllm", {}) is None
+
+
+def test_a_local_bound_once_to_the_host_version_decides_a_branch():
+    import ast
+    go = "def go(flag):\n    current = Version(vllm.__version__)\n    if current >= Version('0.10'):\n        a()\n"
+    (branch,) = _branches(ast.parse(go), "vllm")
+    assert (branch.first, branch.taken_when, evaluate(branch.test, "0.9.2"), evaluate(branch.test, "0.11")) == (
+        4, True, False, True)
+    # negative twins: a local bound twice, a parameter, a name of another scope decide nothing
+    assert _branches(ast.parse(go.replace("    if", "    current = other()\n    if")), "vllm") == ()
+    assert _branches(ast.parse(go.replace("current = ", "flag = ").replace("if current", "if flag")), "vllm") == ()
+    assert _branches(ast.parse("current = Version(vllm.__version__)\n" + go.replace(
+        "    current = Version(vllm.__version__)\n", "")), "vllm") == ()

@@ -115,3 +115,42 @@ def test_super_and_construct(tmp_path):
         isinstance(c.func, ast.Name) and c.func.id == "super"))
     assert (first.sym.path, first.sym.kind, first.mode) == ("host.m.Base.__init__", METHOD, BOUND)
     assert (second.sym.path, second.sym.kind, second.mode) == ("host.m.Base", CLASS, CONSTRUCT)
+
+
+def _method_callees(r, module, qualname):
+    unit = next(u for u in iter_units(r.index.parsed(module)) if u.qualname == qualname)
+    facts = walk_unit(r.index, module, unit)
+    inf = host_inference(r, module, unit, facts)
+    return [c and c.sym.path for c in (inf.callee(c.func) for c in facts.calls if isinstance(c.func, ast.Attribute))]
+
+
+def test_a_declared_local_keeps_its_type_through_plain_rebinding(tmp_path):
+    # `cfg: Config = ...` then `cfg = replace(cfg, ...)`: the declaration holds the rebinding to Config
+    r = load_inline_resolver(tmp_path, {"host/m.py": """
+        class Config:
+            def digest(self, include_version=True):
+                pass
+        class Other:
+            def digest(self):
+                pass
+        def replace(obj, **changes):
+            return obj
+        def declared(runner):
+            cfg: Config = runner.config
+            if runner.flag:
+                cfg = replace(cfg, flag=False)
+            cfg.digest(include_version=False)
+        def undeclared(runner, a: Config):
+            cfg = a
+            cfg = replace(cfg, flag=False)
+            cfg.digest(include_version=False)
+        def declared_twice(a, b):
+            cfg: Config = a
+            cfg: Other = b
+            cfg.digest()
+    """})
+    assert _method_callees(r, "host.m", "declared") == ["host.m.Config.digest"]
+    # negative twins: without a declaration the rebinding by an unknown call makes it unknown, and two
+    # declarations that disagree decide nothing
+    assert _method_callees(r, "host.m", "undeclared") == [None]
+    assert _method_callees(r, "host.m", "declared_twice") == [None]

@@ -96,3 +96,33 @@ def _scan(plugin_version: str, old: str, new: str, checks: tuple[str, ...]) -> S
 def real_scan() -> Callable[..., ScanResult]:
     """real_scan("0.3.0", "0.26.0", "0.33.0", ("imports", ...)) -> the strict scan's result, memoised."""
     return _scan
+
+
+# The ArcticInference moves most real-test modules judge; each module names the checks it runs
+# with a module-scoped `checked` fixture (all checks where it has none).
+@pytest.fixture(scope="module")
+def checked() -> tuple[str, ...]:
+    return ()
+
+
+@pytest.fixture(scope="module")
+def move_18_24(real_scan, checked) -> ScanResult:
+    """arctic-inference 0.2.0 moved from its pin 0.18.0 to 0.24.0 (the maintainers' rebase for 0.3.0)."""
+    return real_scan("0.2.0", "0.18.0", "0.24.0", checked)
+
+
+@pytest.fixture(scope="module")
+def move_18_26(real_scan, checked) -> ScanResult:
+    return real_scan("0.2.0", "0.18.0", "0.26.0", checked)
+
+
+@pytest.fixture(scope="module")
+def move_26_33(real_scan, checked) -> ScanResult:
+    """arctic-inference 0.3.0 moved from its pin 0.26.0 to 0.33.0 (the README's job)."""
+    return real_scan("0.3.0", "0.26.0", "0.33.0", checked)
+
+
+@pytest.fixture(scope="module")
+def own_pin(real_scan, checked) -> ScanResult:
+    """arctic-inference 0.3.0 on its own pin, 0.26.0."""
+    return real_scan("0.3.0", "0.26.0", "0.26.0", checked)

@@ -23,26 +23,14 @@ from pinport.scan import scan_models
 
 CHECKS = (AttributesCheck(), BypassCheck(), UndefinedCheck(), HostKindsCheck())
 NAMES = tuple(c.name for c in CHECKS)
+
+
+@pytest.fixture(scope="module")
+def checked():
+    return NAMES
 RUNNER = "vllm.v1.worker.gpu_model_runner.GPUModelRunner"
 V2_RUNNER = "vllm.v1.worker.gpu.model_runner.GPUModelRunner"
 MODEL_RUNNER = "arctic_inference/vllm/model_runner.py"
-
-
-
-
-@pytest.fixture(scope="module")
-def move_18_24(real_scan):
-    return real_scan("0.2.0", "0.18.0", "0.24.0", NAMES)
-
-
-@pytest.fixture(scope="module")
-def move_26_33(real_scan):
-    return real_scan("0.3.0", "0.26.0", "0.33.0", NAMES)
-
-
-@pytest.fixture(scope="module")
-def own_pin(real_scan):
-    return real_scan("0.3.0", "0.26.0", "0.26.0", NAMES)
 
 
 def test_v2_model_runner_bypass_with_changed_selection(move_18_24):

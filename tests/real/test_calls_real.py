@@ -17,63 +17,46 @@ from pinport.findings import Severity, Status
 NAMES = tuple(c.name for c in (CallsCheck(), ReplacedCallersCheck(), LoadTimingCheck()))
 
 
-
-
 @pytest.fixture(scope="module")
-def rebase_18_24(real_scan):
-    return real_scan("0.2.0", "0.18.0", "0.24.0", NAMES)
-
-
-@pytest.fixture(scope="module")
-def rebase_18_26(real_scan):
-    return real_scan("0.2.0", "0.18.0", "0.26.0", NAMES)
-
-
-@pytest.fixture(scope="module")
-def move_26_33(real_scan):
-    return real_scan("0.3.0", "0.26.0", "0.33.0", NAMES)
-
-
-@pytest.fixture(scope="module")
-def own_pin(real_scan):
-    return real_scan("0.3.0", "0.26.0", "0.26.0", NAMES)
+def checked():
+    return NAMES
 
 
 # -- calls (#3, #7) -----------------------------------------------------------------------------
-def test_helper_needs_a_new_argument_and_returns_one_value(rebase_18_24):
+def test_helper_needs_a_new_argument_and_returns_one_value(move_18_24):
     # 0.24.0 gpu_model_runner.py:1672: _get_cumsum_and_arange(self, num_tokens, arange_out, ...)
     # -> np.ndarray, `return cu_num_tokens`; 0.18.0 returned (cu_num_tokens, arange).
-    missing = find(rebase_18_24, "PP0301", "GPUModelRunner._get_cumsum_and_arange", name="arange_out")
+    missing = find(move_18_24, "PP0301", "GPUModelRunner._get_cumsum_and_arange", name="arange_out")
     assert (missing.plugin.path, missing.plugin.line) == ("arctic_inference/vllm/model_runner.py", 510)
     assert missing.status is Status.DRIFT and missing.new.line == 1672
-    unpack = find(rebase_18_24, "PP0305", "GPUModelRunner._get_cumsum_and_arange")
+    unpack = find(move_18_24, "PP0305", "GPUModelRunner._get_cumsum_and_arange")
     assert unpack.args["count"] == 2 and unpack.args["returns"] == "a single value"
 
 
-def test_kernel_helper_needs_new_arguments_and_moved_to_create_weights(rebase_18_24):
+def test_kernel_helper_needs_new_arguments_and_moved_to_create_weights(move_18_24):
     # 0.24.0 kernels/linear/__init__.py:539: init_fp8_linear_kernel(..., input_dtype, out_dtype,
     # weight_shape, ...); upstream now calls it from create_weights (fp8.py:387).
     # one call, two missing arguments: one finding listing both (one root cause, one finding)
-    finding = find(rebase_18_24, "PP0301", "init_fp8_linear_kernel", name="input_dtype")
+    finding = find(move_18_24, "PP0301", "init_fp8_linear_kernel", name="input_dtype")
     assert (finding.plugin.path, finding.plugin.line) == ("arctic_inference/vllm/spec_dec/fp8.py", 76)
-    assert [(f.code, f.level, f.status) for f in rebase_18_24.findings
+    assert [(f.code, f.level, f.status) for f in move_18_24.findings
             if f.subject.endswith("init_fp8_linear_kernel")] == [("PP0301", Severity.ERROR, Status.DRIFT)]
     assert any(d.startswith("the same call also: PP0301") and "`weight_shape`" in d for d in finding.details)
     assert any("fp8.py:387 (Fp8LinearMethod.create_weights)" in d for d in finding.details)
 
 
-def test_constructor_needs_the_layer_since_before_the_pin(rebase_18_24):
+def test_constructor_needs_the_layer_since_before_the_pin(move_18_24):
     # fp8.py: Fp8MoEMethod.__init__(self, quant_config, layer) on 0.18.0 (line 656) and 0.24.0;
     # the plugin still calls Fp8MoEMethod(self): latent, found only once the path ran.
-    finding = find(rebase_18_24, "PP0701", "Fp8MoEMethod", name="layer")
+    finding = find(move_18_24, "PP0701", "Fp8MoEMethod", name="layer")
     assert finding.status is Status.LATENT and finding.plugin.line == 333
     assert "layer" in finding.old.snippet and "layer" in finding.new.snippet
 
 
-def test_original_alias_called_with_a_dropped_argument(rebase_18_24):
+def test_original_alias_called_with_a_dropped_argument(move_18_24):
     # 0.24.0 gpu_model_runner.py:3613: _bookkeeping_sync lost spec_decode_metadata; the plugin's
     # override still calls self._orig_bookkeeping_sync(..., spec_decode_metadata) (6 positional).
-    finding = find(rebase_18_24, "PP0303", "GPUModelRunner._bookkeeping_sync")
+    finding = find(move_18_24, "PP0303", "GPUModelRunner._bookkeeping_sync")
     assert (finding.args["given"], finding.args["accepted"]) == (6, 5)
 
 
@@ -86,10 +69,10 @@ def test_weights_loader_dropped_a_keyword(move_26_33):
 
 
 # -- callers of replaced members (#1) -----------------------------------------------------------
-def test_module_function_callers_pass_a_new_keyword(rebase_18_26):
+def test_module_function_callers_pass_a_new_keyword(move_18_26):
     # 0.26.0 gpu_model_runner.py:6652: graph_capture(device=..., graph_capture_context=cap_ctx),
     # against the plugin's UlyssesParallelState.graph_capture(device) in 0.2.0.
-    finding = find(rebase_18_26, "PP0110", "parallel_state.graph_capture", name="graph_capture_context")
+    finding = find(move_18_26, "PP0110", "parallel_state.graph_capture", name="graph_capture_context")
     assert finding.level is Severity.ERROR and finding.status is Status.DRIFT
     assert finding.details[0].startswith("vllm/v1/worker/gpu_model_runner.py:6652")
 
@@ -100,8 +83,8 @@ def test_module_function_callers_pass_a_new_keyword(rebase_18_26):
     # 0.26.0 gpu_model_runner.py:6811: self._capture_cudagraphs(..., profiler=...)
     ("GPUModelRunner._capture_cudagraphs", "profiler", "vllm/v1/worker/gpu_model_runner.py:6811"),
 ])
-def test_method_callers_pass_new_keywords(rebase_18_26, member, keyword, site):
-    finding = find(rebase_18_26, "PP0110", member, name=keyword)
+def test_method_callers_pass_new_keywords(move_18_26, member, keyword, site):
+    finding = find(move_18_26, "PP0110", member, name=keyword)
     assert any(d.startswith(site) for d in finding.details)
 
 

@@ -22,8 +22,8 @@ NAMES = tuple(c.name for c in (ChainsCheck(), ClosedValuesCheck(), DefaultsCheck
 
 
 @pytest.fixture(scope="module")
-def move_26_33(real_scan):
-    return real_scan("0.3.0", "0.26.0", "0.33.0", NAMES)
+def checked():
+    return NAMES
 
 
 @pytest.fixture(scope="module", params=[("0.18.0", "0.24.0"), ("0.18.0", "0.26.0")], ids=["18-24", "18-26"])

@@ -275,6 +275,21 @@ def test_a_host_class_swapped_for_a_factory_during_a_constructor(real_models_of)
     assert [f for f in result.findings if f.code == "PP0611"] == []
 
 
+def test_a_declared_receiver_rebound_by_a_host_helper_confirms_the_call(real_models_of):
+    """hotwire-vllm 0.1.2 (no requirement on vLLM; scanned on 0.33.0), a plugin never run before: it replaces
+    `VllmConfig.compute_hash` with `compute_hash(self)` (hotwire/_patch.py:299). vLLM 0.33.0 calls
+    `vllm_config.compute_hash(include_version=False)` (model_executor/warmup/flashinfer_autotune_cache.py:37)
+    on a local declared `vllm_config: VllmConfig` (:33) and rebound by `replace(vllm_config, ...)` (:36): the
+    declaration types the receiver, so the TypeError there is certain (an error, not a warning)."""
+    from pinport.scan import scan_models
+    models, settings = real_models_of("hotwire-vllm", "0.1.2", "0.33.0")
+    result = scan_models(models, settings, strict=True)  # PP0110 of another check confirms PP0101
+    found = [(f.code, f.level.value, f.status.value, f.args["param"], f.new.path, f.new.line,
+              [(s.path, s.line) for s in f.sites]) for f in result.findings if f.plugin.line == 299]
+    assert found == [("PP0101", "error", "latent", "include_version", "vllm/config/vllm.py", 460,
+                      [("vllm/model_executor/warmup/flashinfer_autotune_cache.py", 37)])]
+
+
 def test_host_helper_handed_self_registers_the_quant_scales(real_models_of):
     """vLLM 0.24.0's `Attention.__init__` hands `self` to `_init_kv_cache_quant` (attention.py:430),
     which calls `set_default_quant_scales(layer, register_buffer=True)` (:153), which registers

@@ -11,13 +11,8 @@ CORE = ("imports", "signatures", "aliases")
 
 
 @pytest.fixture(scope="module")
-def move_26_33(real_scan):
-    return real_scan("0.3.0", "0.26.0", "0.33.0", CORE)
-
-
-@pytest.fixture(scope="module")
-def own_pin(real_scan):
-    return real_scan("0.3.0", "0.26.0", "0.26.0", CORE)
+def checked():
+    return CORE
 
 
 def test_moved_symbol_is_found_with_its_new_home(move_26_33):

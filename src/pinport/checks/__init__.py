@@ -21,6 +21,7 @@
 | source-patches | source_patches.py      | #8 source-text patches |
 | release-copies | release_copies.py      | #8 per-release copies picked by version |
 | mirrors      | mirrors.py               | #12           |
+| version-gates | version_gates.py        | pins: the plugin's own gate refuses the host version |
 
 The rows are in registry order (`CHECKS`), the order checks run and are listed in;
 tests/test_architecture.py keeps the two in step.
@@ -49,12 +50,13 @@ from .release_copies import ReleaseCopiesCheck
 from .replaced_callers import ReplacedCallersCheck
 from .source_patches import SourcePatchesCheck
 from .undefined import UndefinedCheck
+from .version_gates import VersionGatesCheck
 
 CHECKS: tuple[Check, ...] = (
     ImportsCheck(), SignaturesCheck(), AliasesCheck(), CallsCheck(), DefaultsCheck(), FactoriesCheck(),
     ClosedValuesCheck(), ReplacedCallersCheck(), AttributesCheck(), ChainsCheck(),
     BypassCheck(), UndefinedCheck(), HostKindsCheck(), LoadTimingCheck(), ForksCheck(), CopiedLinesCheck(),
-    SourcePatchesCheck(), ReleaseCopiesCheck(), MirrorsCheck(),
+    SourcePatchesCheck(), ReleaseCopiesCheck(), MirrorsCheck(), VersionGatesCheck(),
 )
 
 

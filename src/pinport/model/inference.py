@@ -388,12 +388,19 @@ class Inference:
             self.env[first] = Typed(self_type.sym, not cls_level)
         for name in facts.shadowed:
             self.env[name] = None  # nested parameters shadow (flow-insensitively)
+        # a local declared with an annotation (`x: T = ...`) keeps that type through later plain
+        # rebindings (`x = replace(x, ...)`): the declaration is what a type checker holds them to
+        declared: dict[str, Typed | None] = {}
+        for _line, _col, name, _value, ann in facts.assigned:
+            if ann is not None and name not in facts.shadowed:
+                t = self.annotation(ast.unparse(ann))
+                declared[name] = t if name not in declared or _key(declared[name]) == _key(t) else None
         seen = set(self.env)
-        for _line, _col, name, value, ann in facts.assigned:
+        for _line, _col, name, value, _ann in facts.assigned:
             if name in facts.shadowed:
                 continue
-            if ann is not None:
-                t = self.annotation(ast.unparse(ann))
+            if name in declared:
+                t = declared[name]
             else:
                 t = self.infer(value) if value is not None else None
             if name in seen and _key(self.env.get(name)) != _key(t):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
 
 from packaging.version import InvalidVersion, Version
@@ -97,53 +97,177 @@ def _branches(tree: ast.Module | None, host: str) -> tuple[Branch, ...]:
     if tree is None:
         return ()
     out = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.If):
-            continue
-        test = _test(node.test, host)
-        if test is None:
-            continue
-        text = ast.unparse(node.test)
-        for body, taken in ((node.body, True), (node.orelse, False)):
-            if body:
-                out.append(Branch(body[0].lineno, body[-1].end_lineno or body[-1].lineno, test, taken, text,
-                                  node.lineno))
+    for _qualname, scope in _scopes(tree):
+        env = _bound_once(scope)
+        for node in _own_nodes(scope):
+            if not isinstance(node, ast.If):
+                continue
+            test = _test(node.test, host, env)
+            if test is None:
+                continue
+            text = ast.unparse(node.test)
+            for body, taken in ((node.body, True), (node.orelse, False)):
+                if body:
+                    out.append(Branch(body[0].lineno, body[-1].end_lineno or body[-1].lineno, test, taken, text,
+                                      node.lineno))
     return tuple(sorted(out))
 
 
-def _test(node: ast.expr, host: str) -> Test | None:
+class Gate(NamedTuple):
+    """A refusal of some host versions: `if <host-version test>: raise ...` (or `assert <test>`), after
+    which nothing of `qualname` runs on a version the test refuses."""
+
+    module: str
+    qualname: str  # "" at module level: importing the module raises
+    line: int
+    test: Test
+    refuses_when: bool  # the test's value that raises (an `if`: True; an `assert`: False)
+    text: str
+    raised: str  # what is raised ("RuntimeError"; "AssertionError" for an assert)
+
+
+def version_gates(index: CodeIndex, module: str, host: str) -> tuple[Gate, ...]:
+    """The version gates of a plugin module, in line order (memoised per module)."""
+    def build() -> tuple[Gate, ...]:
+        source = index.source(module)
+        if "raise" not in source and "assert" not in source:
+            return ()
+        tree = index.parsed(module)
+        return tuple(sorted(_gates(tree, module, host))) if tree is not None else ()
+    return index.module_memo(module, ("version-gates", host), build)
+
+
+def refuses(gate: Gate, version: str | None) -> bool:
+    """Whether the gate raises on host `version` (only when its test is certain there)."""
+    return bool(version) and evaluate(gate.test, version) is gate.refuses_when
+
+
+def _gates(tree: ast.Module, module: str, host: str) -> list[Gate]:
+    out = []
+    for qualname, scope in _scopes(tree):
+        env = _bound_once(scope)
+        for stmt in scope.body:  # the scope's own statements: a gate nested in a branch is a branch
+            if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], ast.Raise) \
+                    and stmt.body[-1].exc is not None:
+                test, refuses_when, raised = _test(stmt.test, host, env), True, _raised(stmt.body[-1].exc)
+            elif isinstance(stmt, ast.Assert):
+                test, refuses_when, raised = _test(stmt.test, host, env), False, "AssertionError"
+            else:
+                continue
+            if test is not None and _decided(test):
+                out.append(Gate(module, qualname, stmt.lineno, test, refuses_when, ast.unparse(stmt.test), raised))
+    return out
+
+
+def _decided(test: Test) -> bool:
+    """Whether some part of the test is a host-version test (a gate of `?` alone decides nothing)."""
+    return test[0] in ("is", "cmp") or test[0] == "not" and _decided(test[1]) or \
+        test[0] in ("and", "or") and any(_decided(t) for t in test[1])
+
+
+def _raised(exc: ast.expr) -> str:
+    return _name(exc.func) if isinstance(exc, ast.Call) else _name(exc)
+
+
+Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _scopes(tree: ast.Module) -> list[tuple[str, Scope]]:
+    """The module ("") and every def in it, by qualified name: the scopes whose locals a test reads."""
+    out: list[tuple[str, Scope]] = [("", tree)]
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                out.append((f"{prefix}{child.name}", child))
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+    visit(tree, "")
+    return out
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a scope, not those of the defs and lambdas nested in it (their own scopes)."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _bound_once(scope: ast.AST) -> dict[str, ast.expr]:
+    """Names a scope binds exactly once, by a plain assignment, to their value: a test reading
+    `current >= max_supported` reads what they were set to (`Version(vllm.__version__)`, a literal)."""
+    values: dict[str, ast.expr] = {}
+    stores: dict[str, int] = {}
+    shared: set[str] = set()
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        a = scope.args
+        shared.update(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None)
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Global | ast.Nonlocal):
+            shared.update(node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            stores[node.id] = stores.get(node.id, 0) + 1  # loops, `with ... as`, tuple targets count too
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            values[node.target.id] = node.value
+    return {name: value for name, value in values.items() if stores.get(name) == 1 and name not in shared}
+
+
+def _test(node: ast.expr, host: str, env: Mapping[str, ast.expr]) -> Test | None:
+    node = _through(node, env)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = _test(node.operand, host)
+        inner = _test(node.operand, host, env)
         return None if inner is None else ("not", inner)
     if isinstance(node, ast.BoolOp):
-        parts = tuple(_test(v, host) for v in node.values)
+        parts = tuple(_test(v, host, env) for v in node.values)
         if all(p is None for p in parts):
             return None
         return ("and" if isinstance(node.op, ast.And) else "or", tuple(p or ("?",) for p in parts))
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
         name = _name(node.func).lower()
-        literal = _literal(node.args[0])
+        literal = _literal(node.args[0], env)
         if literal is not None and not literal[1] and host in name and re.search(
                 r"version_is$|^is_\w*version$", name):
             return ("is", literal[0])
         return None
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _OPS:
         op, left, right = type(node.ops[0]), node.left, node.comparators[0]
-        if _literal(left) is not None:
+        if _literal(left, env) is not None:
             op, left, right = _MIRRORED[op], right, left
-        value, literal = _host_version(left, host), _literal(right)
+        value, literal = _host_version(left, host, env), _literal(right, env)
         if value is None or literal is None:
             return None
         return ("cmp", op, literal[0], value or literal[1])
     return None
 
 
-def _host_version(node: ast.expr, host: str) -> bool | None:
+def _through(node: ast.expr, env: Mapping[str, ast.expr]) -> ast.expr:
+    """What a name bound once in the scope was set to (followed a few steps); else the node itself."""
+    for _ in range(4):
+        if not (isinstance(node, ast.Name) and node.id in env):
+            break
+        node = env[node.id]
+    return node
+
+
+def _host_version(node: ast.expr, host: str, env: Mapping[str, ast.expr]) -> bool | None:
     """Whether `node` is the host's version: None when not; else whether it is parsed (a Version)."""
+    value = _through(node, env)
+    if value is not node:
+        found = _host_version(value, host, {})
+        if found is not None:
+            return found  # `current = Version(vllm.__version__)`: what it was set to decides
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
         name = _name(node.func)
         if name in _PARSERS:
-            inner = _host_version(node.args[0], host)
+            inner = _host_version(node.args[0], host, env)
             return None if inner is None else True
         arg = node.args[0]
         if name == "version" and isinstance(arg, ast.Constant) and arg.value == host:
@@ -155,12 +279,14 @@ def _host_version(node: ast.expr, host: str) -> bool | None:
     return False if host in word.lower() and "version" in word.lower() else None
 
 
-def _literal(node: ast.expr) -> tuple[str, bool] | None:
-    """A literal version: ("0.29.0", parsed?) for `"0.29.0"` or `Version("0.29.0")`."""
+def _literal(node: ast.expr, env: Mapping[str, ast.expr]) -> tuple[str, bool] | None:
+    """A literal version: ("0.29.0", parsed?) for `"0.29.0"` or `Version("0.29.0")` (or a name bound
+    once to one)."""
+    node = _through(node, env)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value, False
     if isinstance(node, ast.Call) and len(node.args) == 1 and _name(node.func) in _PARSERS:
-        inner = _literal(node.args[0])
+        inner = _literal(node.args[0], env)
         return (inner[0], True) if inner is not None and not inner[1] else None
     return None
 
