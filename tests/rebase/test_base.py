@@ -39,3 +39,18 @@ def test_an_exact_pin_needs_no_release_list(tmp_path):
     choice = choose_base(git, load_settings(root), "0.3.0", versions=lambda: asked.append(1) or RELEASES)
     assert choice.chosen is not None and choice.chosen.pin == "0.2.0"
     assert asked == []  # the registry is not asked for a pin that names its version
+
+
+def test_a_branch_pinned_in_a_requirements_folder_is_read_from_its_own_files(tmp_path):
+    # the pin of a branch lives where that branch keeps it (`requirements/cuda.txt`), not only under fixed names
+    repo = ScratchRepo(tmp_path / "demo")
+    repo.commit("start", {"pyproject.toml": PYPROJECT.format(requirement="hostlib"),
+                          "requirements/cuda.txt": "torch==2.5\nhostlib==0.2.0\n", "demo_plugin/__init__.py": ""})
+    git = GitRepo(repo.root)
+    choice = choose_base(git, load_settings(repo.root), "0.3.0", versions=lambda: RELEASES)
+    assert choice.chosen is not None and (choice.chosen.branch, choice.chosen.pin) == ("main", "0.2.0")
+    # negative twin: the same pin in a file no pin source reads decides nothing
+    other = ScratchRepo(tmp_path / "other")
+    other.commit("start", {"pyproject.toml": PYPROJECT.format(requirement="hostlib"),
+                           "notes/cuda.txt": "hostlib==0.2.0\n", "demo_plugin/__init__.py": ""})
+    assert choose_base(GitRepo(other.root), load_settings(other.root), "0.3.0", versions=lambda: RELEASES).chosen is None

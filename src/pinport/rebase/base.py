@@ -97,7 +97,8 @@ def _candidates(git: GitRepo, settings: Settings, skip: str,
             continue
         if name == skip:
             continue  # the branch this rebase works on is its output, not a base
-        pin = read_pin(settings, lambda rel, sha=sha: git.read_blob(sha, rel), versions=versions)
+        pin = read_pin(settings, lambda rel, sha=sha: git.read_blob(sha, rel),
+                       lambda sha=sha: git.run("ls-tree", "-r", "--name-only", sha).splitlines(), versions=versions)
         record = _record(git, sha, settings.validation_records)
         found.append(Candidate(shown, sha, pin, record, is_main, remote))
     return sorted(found, key=lambda c: (c.remote, not c.is_main, c.branch))
