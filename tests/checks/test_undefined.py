@@ -225,3 +225,21 @@ def test_a_class_body_function_whose_first_parameter_is_no_instance_reads_no_mem
     expect(result, expected, at=True)
     for f in result.findings:
         assert (f.code, f.level.value, f.status.value, f.old, f.new) == ("PP0051", "error", "latent", None, None)
+
+
+def test_members_of_a_class_built_inside_a_function_are_defined():
+    """A subclass of a host class made in a factory function (`def make(): class Method(Base): ...`, as a
+    quantization method built per route is) defines its own methods, properties and class attributes;
+    the member it does not define is still an error."""
+    host = {"host/__init__.py": "", "host/base.py": "class Base:\n    def run(self):\n        pass\n"}
+    plugin = {"plug/patching.py": "class ArcticPatch:\n    pass\n", "plug/m.py": (
+        "from host.base import Base\n\n\ndef make(mode):\n    class Method(Base):\n        scale = 2\n\n"
+        "        def apply(self, x):\n            self._record(x)\n            self._missing(x)\n"
+        "            return self.helper + self.scale\n\n"
+        "        def _record(self, x):\n            pass\n\n        @property\n        def helper(self):\n"
+        "            return 1\n    return Method\n")}
+    result = run_scan(host, host, plugin, checks=(UndefinedCheck(),))
+    expect(result, ["PP0051 error latent"])
+    found = only(result, "PP0051")
+    assert (found.args["name"], found.plugin.path, found.plugin.line, found.plugin.unit) == (
+        "_missing", "plug/m.py", 10, "make.Method.apply")

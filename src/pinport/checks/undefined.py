@@ -212,8 +212,24 @@ def _plugin_names(facts: ScanFacts) -> frozenset[str]:
         names = set(_member_names(facts.plugin.index.modules)) | facts.uses.loose | facts.uses.self_stores
         for summary in facts.plugin.index.modules.values():
             names.update(summary.functions, summary.bindings)
+        # module summaries list the classes of module and class bodies; a class built inside a function
+        # (`def make(): class Method(Base): ...`) defines its members too
+        for node in facts.uses.classes.values():
+            names.update(_class_body_names(node))
         return frozenset(names)
     return facts.keep("plugin-names", build)
+
+
+def _class_body_names(node: ast.ClassDef) -> set[str]:
+    """The names a class statement's own body binds: its defs, nested classes and assignments."""
+    names: set[str] = set()
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(stmt.name)
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return names
 
 
 class UndefinedCheck:
