@@ -290,6 +290,17 @@ def test_a_declared_receiver_rebound_by_a_host_helper_confirms_the_call(real_mod
                       [("vllm/model_executor/warmup/flashinfer_autotune_cache.py", 37)])]
 
 
+def test_a_host_subclass_built_inside_a_function_defines_its_members(real_models_of):
+    """tessera-quant 0.1.0 (`vllm>=0.28`, open; scanned on 0.33.0), a plugin never run before, builds its MoE
+    method per route inside a function: `class TesseraMoEMethod(FusedMoEMethodBase)` (serving/moe_route.py:275)
+    defines `_load_wire` (:369) and `_record` (:480), which its `create_weights` and `apply` read as `self.`
+    members: no PP0051 error (two before class bodies inside functions counted)."""
+    from pinport.scan import scan_models
+    models, settings = real_models_of("tessera-quant", "0.1.0", "0.33.0")
+    result = scan_models(models, settings, checks=("undefined",), strict=True)
+    assert [(f.code, f.args.get("name")) for f in result.findings if f.code == "PP0051"] == []
+
+
 def test_host_helper_handed_self_registers_the_quant_scales(real_models_of):
     """vLLM 0.24.0's `Attention.__init__` hands `self` to `_init_kv_cache_quant` (attention.py:430),
     which calls `set_default_quant_scales(layer, register_buffer=True)` (:153), which registers
