@@ -89,6 +89,20 @@ def test_no_package_importing_the_host_among_several_is_an_error(tmp_path):
         packages(tmp_path)
 
 
+def test_a_copy_of_the_host_is_no_plugin(tmp_path):
+    """A distribution shipping the host's own package (a fork of vLLM under another name) is refused with
+    one line; beside a package of the plugin's own, the copy is left out and said so."""
+    write_tree(tmp_path / "fork", {"vllm/__init__.py": "", "vllm/engine.py": "import vllm\n"})
+    with pytest.raises(ConfigError, match=r"its package `vllm` is vllm itself \(a fork of the host"):
+        packages(tmp_path / "fork")
+    write_tree(tmp_path / "both", {"vllm/__init__.py": "", "vllm/engine.py": "import vllm\n",
+                                   "myplug/__init__.py": "from vllm import engine\n"})
+    assert packages(tmp_path / "both") == (("myplug",), "the packages that import vllm; `vllm`, a copy of the "
+                                                        "host, left out")
+    write_tree(tmp_path / "plain", {"myplug/__init__.py": "import vllm\n"})
+    assert packages(tmp_path / "plain") == (("myplug",), "the only package")
+
+
 @pytest.mark.parametrize(("files", "expected"), [
     ({"pyproject.toml": '[project.entry-points."vllm.general_plugins"]\na = "p:r"\n'}, True),
     ({"setup.py": 'setup(install_requires=["vllm==0.9.2"])\n'}, True),

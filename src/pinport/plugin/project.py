@@ -154,9 +154,20 @@ def _imports_host(index: CodeIndex, top: str, host: str) -> bool:
 
 def find_packages(index: CodeIndex, settings: Settings) -> PluginPackages:
     """The packages to scan: the setting, else those the host's entry points name, else those that
-    import the host (a project with several top-level packages), else the only one."""
+    import the host (a project with several top-level packages), else the only one. A package named
+    as the host's own is a copy of the host (a fork shipped under another name), never the plugin."""
     if settings.plugin_package:
         return PluginPackages((settings.plugin_package,), "plugin-package setting")
+    found = _found_packages(index, settings)
+    own = tuple(p for p in found.packages if p != settings.host)
+    if not own:
+        raise ConfigError(f"{index.label}: its package `{settings.host}` is {settings.host} itself (a fork of "
+                          f"the host, not a plugin of it); pinport compares a plugin with the host it patches")
+    return found if own == found.packages else PluginPackages(own, f"{found.reason}; `{settings.host}`, a copy "
+                                                                   f"of the host, left out")
+
+
+def _found_packages(index: CodeIndex, settings: Settings) -> PluginPackages:
     tops = _tops(index)
     if not tops and not index.modules:
         raise ConfigError(f"{index.label}: no Python package found in the plugin tree")
