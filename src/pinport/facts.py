@@ -360,8 +360,7 @@ class ScanFacts:
     @cached_property
     def version_gates(self) -> tuple[Gate, ...]:
         """The plugin's refusals of host versions (`if <host version test>: raise ...`, `assert <test>`)."""
-        return tuple(g for module in self.plugin.modules for g in version_gates(self.plugin.index, module,
-                                                                                  self.settings.host))
+        return version_gates(self.plugin.index, self.plugin.modules, self.settings.host)
 
     def host_version(self, view: HostView) -> tuple[int, ...]:
         """A host version's release numbers ((0, 28, 0)), from the tree's version or else its label

@@ -12,9 +12,10 @@ Anything else (another library's version, a variable) decides nothing.
 from __future__ import annotations
 
 import ast
+import json
 import operator
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import NamedTuple
 
 from packaging.version import InvalidVersion, Version
@@ -37,10 +38,11 @@ class Branch(NamedTuple):
     line: int
 
 
-_OPS: dict[type, Callable[[object, object], bool]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge}
-_MIRRORED = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
+# comparisons by the name of their `ast` node: a test is plain data (the index cache keeps gates)
+_OPS: dict[str, Callable[[object, object], bool]] = {
+    "Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt,
+    "GtE": operator.ge}
+_MIRRORED = {"Lt": "Gt", "LtE": "GtE", "Gt": "Lt", "GtE": "LtE", "Eq": "Eq", "NotEq": "NotEq"}
 _PARSERS = ("Version", "parse", "parse_version", "LooseVersion")
 
 
@@ -120,26 +122,60 @@ class Gate(NamedTuple):
     module: str
     qualname: str  # "" at module level: importing the module raises
     line: int
-    test: Test
+    test: str  # the Test as JSON: gates are kept in the index cache from one run to the next
     refuses_when: bool  # the test's value that raises (an `if`: True; an `assert`: False)
     text: str
     raised: str  # what is raised ("RuntimeError"; "AssertionError" for an assert)
 
 
-def version_gates(index: CodeIndex, module: str, host: str) -> tuple[Gate, ...]:
-    """The version gates of a plugin module, in line order (memoised per module)."""
+_TESTS = ("if ", "if(", "assert ", "assert(", "elif ")
+_ASSIGNED = re.compile(r"([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
+
+
+def _may_gate(source: str) -> bool:
+    """The text prefilter (most modules are never parsed): a gate's `if`/`assert` line names a version
+    (`Version(...)`, `current_version`, `vllm_version_is(...)`) or a name a line naming one binds
+    (`current = Version(vllm.__version__)`; `if current >= newest:`)."""
+    if "raise" not in source and "assert" not in source:
+        return False
+    bound = []
+    for line in _lines_with(source, "ersion"):  # Version, version
+        if line.startswith(_TESTS):
+            return True
+        if assigned := _ASSIGNED.match(line):
+            bound.append(assigned.group(1))
+    return any(line.startswith(_TESTS) and re.search(rf"\b{name}\b", line)
+               for name in dict.fromkeys(bound) for line in _lines_with(source, name))
+
+
+def _lines_with(source: str, text: str) -> Iterator[str]:
+    """The lines holding `text`, each once, stripped of their indentation."""
+    at = source.find(text)
+    while at >= 0:
+        start = source.rfind("\n", 0, at) + 1
+        end = source.find("\n", at)
+        end = len(source) if end < 0 else end
+        yield source[start:end].lstrip()
+        at = source.find(text, end)
+
+
+def version_gates(index: CodeIndex, modules: Iterable[str], host: str) -> tuple[Gate, ...]:
+    """The version gates of the plugin's modules, in module and line order; kept in the index cache,
+    so a warm scan parses no module for them."""
+    chosen = tuple(modules)
+
     def build() -> tuple[Gate, ...]:
-        source = index.source(module)
-        if "raise" not in source and "assert" not in source:
-            return ()
-        tree = index.parsed(module)
-        return tuple(sorted(_gates(tree, module, host))) if tree is not None else ()
-    return index.module_memo(module, ("version-gates", host), build)
+        out: list[Gate] = []
+        for module in chosen:
+            if _may_gate(index.source(module)) and (tree := index.parsed(module)) is not None:
+                out += sorted(_gates(tree, module, host))
+        return tuple(out)
+    return index.stored("version-gates-1", tuple[Gate, ...], build, host, *chosen)
 
 
 def refuses(gate: Gate, version: str | None) -> bool:
     """Whether the gate raises on host `version` (only when its test is certain there)."""
-    return bool(version) and evaluate(gate.test, version) is gate.refuses_when
+    return bool(version) and evaluate(json.loads(gate.test), version) is gate.refuses_when
 
 
 def _gates(tree: ast.Module, module: str, host: str) -> list[Gate]:
@@ -155,7 +191,8 @@ def _gates(tree: ast.Module, module: str, host: str) -> list[Gate]:
             else:
                 continue
             if test is not None and _decided(test):
-                out.append(Gate(module, qualname, stmt.lineno, test, refuses_when, ast.unparse(stmt.test), raised))
+                out.append(Gate(module, qualname, stmt.lineno, json.dumps(test), refuses_when, ast.unparse(stmt.test),
+                                raised))
     return out
 
 
@@ -237,8 +274,8 @@ def _test(node: ast.expr, host: str, env: Mapping[str, ast.expr]) -> Test | None
                 r"version_is$|^is_\w*version$", name):
             return ("is", literal[0])
         return None
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _OPS:
-        op, left, right = type(node.ops[0]), node.left, node.comparators[0]
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]).__name__ in _OPS:
+        op, left, right = type(node.ops[0]).__name__, node.left, node.comparators[0]
         if _literal(left, env) is not None:
             op, left, right = _MIRRORED[op], right, left
         value, literal = _host_version(left, host, env), _literal(right, env)
