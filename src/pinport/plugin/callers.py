@@ -249,7 +249,8 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     judged = bound_alike(base_params if in_order else repl, slots)
     for module in {m for q in "\"'" for m in modules_mentioning(index, f"{q}{name}{q}", resolver.top)}:
         calls = dispatched_calls(index, module, name)  # `collective_rpc("name", args=(...))`: a call with those
-        if calls is None or any(bind_counts(judged, given, keywords) for given, keywords in calls):
+        if calls is None or any(bind_counts(judged, given, keywords) and not bind_counts(base_params, given, keywords)
+                                for given, keywords in calls):  # one the host's own member rejects names another's
             return True
     related = {c.path for c in resolver.mro(owner)}
     lineage = lineage_of()  # asked only now: the answers above need no walk over the plugin

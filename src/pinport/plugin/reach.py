@@ -276,9 +276,23 @@ def class_shape(plugin: PluginModel, resolver: Resolver, path: str) -> ClassShap
 
 def _delegates(fn: ast.AST, name: str) -> bool:
     """Whether a method hands on to the implementation it overrides (`super().name(...)`,
-    `Base.name(self, ...)`): the host's code of that method then still runs."""
+    `Base.name(self, ...)`): the host's code of that method then still runs. A call of the same name
+    on another object (`self.drafter.load_model(...)` in a runner's `load_model`) is no call up."""
+    me = fn.args.args[0].arg if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and fn.args.args else "self"
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name
-               and not (isinstance(n.func.value, ast.Name) and n.func.value.id == "self") for n in walk_tree(fn))
+               and _calls_up(n, me) for n in walk_tree(fn))
+
+
+def _calls_up(call: ast.Call, me: str) -> bool:
+    """`super().name(...)`, `super(Cls, self).name(...)`, or `Base.name(self, ...)` read off a class (not off
+    `self`, an attribute of it, or a call's result), the method's own `self` first."""
+    receiver = call.func.value  # type: ignore[attr-defined]
+    if isinstance(receiver, ast.Call):
+        return isinstance(receiver.func, ast.Name) and receiver.func.id == "super"
+    while isinstance(receiver, ast.Attribute):
+        receiver = receiver.value
+    return isinstance(receiver, ast.Name) and receiver.id != me and bool(call.args) \
+        and isinstance(call.args[0], ast.Name) and call.args[0].id == me
 
 
 def lineage(plugin: PluginModel, resolver: Resolver, path: str,
