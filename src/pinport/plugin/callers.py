@@ -35,6 +35,7 @@ from ..model.summary import (
 )
 from ..model.units import Unit, call_name, iter_units, module_units, spans, walk_unit
 from ..model.words import Words, word
+from .construction import files_only
 from .reach import ClassShape, Lineage
 from .receivers import (
     inheriting,
@@ -231,7 +232,7 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     repl = replacement_params(patch, owner)
     if name.startswith("__"):
         lineage = lineage_of() if name == "__init__" else None
-        if lineage is None or lineage.handed_on or repl is None or \
+        if lineage is None or lineage.handed_on or not files_only(view, lineage.decorators) or repl is None or \
                 _builds_subclasses(view, lineage):
             return True
         return any(_construction_fails(view, path, repl, replaced) for path in lineage.installed_as) or \
