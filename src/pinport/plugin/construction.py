@@ -18,7 +18,8 @@ from ..model.resolve import FUNCTION, METHOD
 from .model import PluginModel
 
 CALLED = "()"  # suffix of a decorator path written as a call (`@Registry.register("name")`): a decorator factory
-_TESTS = ("isinstance", "issubclass", "len")  # calls that look at a class or a table and build nothing
+_LOOKS = ("isinstance", "issubclass", "len")  # calls that look at a class or a table, whatever the argument's place
+_TESTS = (*_LOOKS, "hasattr", "setattr")  # and those that only do so for their first argument
 
 
 def decorator_path(plugin: PluginModel, module: str, node: ast.expr) -> str:
@@ -49,20 +50,24 @@ def _files_only(view: HostView, path: str) -> bool:
     called = path.endswith(CALLED)
     sym = view.resolve(path.removesuffix(CALLED)) if path else None
     fn = view.function_node(sym) if sym is not None and sym.kind in (FUNCTION, METHOD) else None
-    if fn is None or sym is None or not sym.module:
+    tree = view.index.parsed(sym.module) if fn is not None and sym is not None and sym.module else None
+    if fn is None or tree is None:
         return False
     decorators = _returned_decorators(fn) if called else [fn] if sym.kind == FUNCTION else []
     if not decorators:
         return False
-    tree = view.index.parsed(sym.module)
-    module_names = _module_names(tree) if tree is not None else set()
+    scope = _Scope(tree, view.index.module_memo(sym.module, "construction-parents", lambda: _parents(tree)))
     tables: set[str] = set()
     for inner in decorators:
-        found = _filed_in(inner, module_names)
+        found = _filed_in(scope, inner, 0, 0)
         if found is None:
             return False
         tables |= found
     return all(view.memo(("table-read-only", sym.module, t), lambda t=t: _never_taken_out(view, t)) for t in tables)
+
+
+def _parents(tree: ast.AST) -> dict[int, ast.AST]:
+    return {id(c): n for n in walk_tree(tree) for c in ast.iter_child_nodes(n)}
 
 
 def _returned_decorators(factory: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.FunctionDef]:
@@ -93,41 +98,82 @@ def _own_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
     return out
 
 
-def _module_names(tree: ast.Module) -> set[str]:
-    """Names a host module assigns at its top level (its tables)."""
-    out: set[str] = set()
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, ast.AnnAssign) else []
-        out |= {t.id for t in targets if isinstance(t, ast.Name)}
-    return out
+class _Scope:
+    """A host module's tree as a decorator's body is read in it: its tables (top-level names), its loggers
+    (top-level names bound to `init_logger(...)`, `logging.getLogger(...)`) and where each node sits."""
 
+    def __init__(self, tree: ast.Module, parent: dict[int, ast.AST]) -> None:
+        self.tree, self.parent = tree, parent
+        self.names: set[str] = set()
+        self.loggers: set[str] = set()
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, ast.AnnAssign) else []
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+            self.names |= names
+            value = getattr(node, "value", None)
+            func = value.func if isinstance(value, ast.Call) else None
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if called.lower().endswith("logger"):
+                self.loggers |= names
 
-def _filed_in(fn: ast.FunctionDef, module_names: set[str]) -> set[str] | None:
-    """The module tables a decorator stores its class in (`TABLE[key] = cls`), when it does nothing else with
-    the class: sets attributes on it, reads them, tests it, returns it. None when it may build or pass it on."""
-    args = fn.args.posonlyargs + fn.args.args
-    if len(args) != 1 or fn.args.vararg or fn.args.kwarg:
+    def function(self, at: ast.AST, name: str) -> ast.FunctionDef | None:
+        """The function `name` a call at `at` calls: defined in an enclosing function's body, or at top level."""
+        up = self.parent.get(id(at))
+        while up is not None:
+            body = up.body if isinstance(up, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module) else []
+            found = next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+            if found is not None:
+                return found
+            up = self.parent.get(id(up))
         return None
-    name = args[0].arg
-    parent = {id(c): n for n in walk_tree(fn) for c in ast.iter_child_nodes(n)}
+
+
+_LOGGING = ("debug", "info", "warning", "error", "exception", "critical", "log", "debug_once", "info_once",
+            "warning_once")
+_FILING_DEPTH = 3  # host functions a decorator hands the class on to, followed
+
+
+def _filed_in(scope: _Scope, fn: ast.FunctionDef, position: int, depth: int) -> set[str] | None:
+    """The module tables a decorator (or a host function it hands the class to, the class its `position`-th
+    parameter) stores the class in (`TABLE[key] = cls`), when it does nothing else with it than set and read
+    attributes, test it, log it, return it, or hand it to such a function. None when it may build or keep it."""
+    args = fn.args.posonlyargs + fn.args.args
+    if depth > _FILING_DEPTH or position >= len(args):
+        return None
+    name = args[position].arg
+    parent = scope.parent
     tables: set[str] = set()
     for node in walk_tree(fn):
-        if not (isinstance(node, ast.Name) and node.id == name) or node is fn:
+        if not (isinstance(node, ast.Name) and node.id == name):
             continue
+        if not isinstance(node.ctx, ast.Load):
+            return None  # rebound: the name no longer stands for the class
         up = parent.get(id(node))
         if isinstance(up, ast.Attribute) and up.value is node:
-            if isinstance(up.ctx, ast.Load) and isinstance(parent.get(id(up)), ast.Call) and \
-                    parent[id(up)].func is up:  # type: ignore[attr-defined]
+            if isinstance(up.ctx, ast.Load) and isinstance(call := parent.get(id(up)), ast.Call) and call.func is up:
                 return None  # `cls.create(...)`: a method of the class may build one
-            continue  # `cls.name = name`, `cls.__name__`
-        if isinstance(up, ast.Return):
-            continue  # handed back to the class statement: the name stays the plugin's class
-        if isinstance(up, ast.Call) and node is not up.func and isinstance(up.func, ast.Name) and up.func.id in _TESTS:
+            continue  # `cls.name = name`, `cls.__bases__`, `old_init = cls.__init__`
+        if isinstance(up, ast.Return | ast.FormattedValue | ast.Assert) or isinstance(up, ast.Compare) and all(
+                isinstance(op, ast.Is | ast.IsNot) for op in up.ops):
+            continue  # handed back to the class statement, formatted, compared by identity
+        if isinstance(up, ast.Call) and node is not up.func and node in up.args:
+            func = up.func
+            if isinstance(func, ast.Name) and func.id in _TESTS and (func.id in _LOOKS or up.args[0] is node):
+                continue  # `setattr(cls, k, v)` sets an attribute; `setattr(obj, k, cls)` would keep the class
+            if isinstance(func, ast.Attribute) and func.attr in _LOGGING and isinstance(func.value, ast.Name) \
+                    and func.value.id in scope.loggers:
+                continue  # `logger.debug("...", cls)`: formatted into a message
+            callee = scope.function(up, func.id) if isinstance(func, ast.Name) else None
+            found = _filed_in(scope, callee, up.args.index(node), depth + 1) if callee is not None \
+                and not any(isinstance(a, ast.Starred) for a in up.args) else None
+            if found is None:
+                return None
+            tables |= found
             continue
         if isinstance(up, ast.Assign) and up.value is node and len(up.targets) == 1 and isinstance(
                 target := up.targets[0], ast.Subscript) and isinstance(target.value, ast.Name) \
-                and target.value.id in module_names:
+                and target.value.id in scope.names:
             tables.add(target.value.id)
             continue
         return None  # called, passed, kept elsewhere
@@ -142,8 +188,7 @@ def _never_taken_out(view: HostView, table: str) -> bool:
         tree = view.index.parsed(module)
         if tree is None:
             return False
-        parent = view.index.module_memo(module, "construction-parents", lambda t=tree: {
-            id(c): n for n in walk_tree(t) for c in ast.iter_child_nodes(n)})
+        parent = view.index.module_memo(module, "construction-parents", lambda t=tree: _parents(t))
         for node in walk_tree(tree):
             if isinstance(node, ast.ImportFrom | ast.Import) and any(
                     a.name.rpartition(".")[2] == table and a.asname not in (None, table) for a in node.names):
@@ -167,3 +212,129 @@ def _only_looked_at(node: ast.expr, parent: dict[int, ast.AST]) -> bool:
         call = parent.get(id(up))
         return isinstance(call, ast.Call) and call.func is up
     return False
+
+
+_LOCAL_DEPTH = 2  # local names a class passes through (`table = {...}`, `cls = table[key]`) before it is built
+
+
+def built_where_bound(parent: dict[int, ast.AST], node: ast.AST) -> bool:
+    """Whether a plugin class named as a value is only built by the function that names it: bound to a local
+    name (alone, as a branch of `a if c else b`, `a or b`, or a value of a dict, list or tuple), and every use of
+    that name calls it (`cls(...)`) or, for a collection, calls what it takes out (`table[key](...)`,
+    `table.get(key)(...)`, or through one more local name). Such a local factory table hands no class to the
+    host: the function builds it there (where the instance goes is the construction's business)."""
+    collection = False
+    up = parent.get(id(node))
+    while isinstance(up, ast.IfExp | ast.BoolOp | ast.Dict | ast.List | ast.Tuple):
+        if isinstance(up, ast.IfExp) and node is up.test or isinstance(up, ast.Dict) and node not in up.values:
+            return False  # a condition, or a key: not the value bound
+        collection |= isinstance(up, ast.Dict | ast.List | ast.Tuple)
+        node, up = up, parent.get(id(up))
+    if not (isinstance(up, ast.Assign) and up.value is node and len(up.targets) == 1
+            and isinstance(up.targets[0], ast.Name)):
+        return False
+    fn = up
+    while fn is not None and not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+        fn = parent.get(id(fn))
+    return fn is not None and _only_built(fn, parent, up.targets[0].id, collection, 0)
+
+
+def _only_built(fn: ast.FunctionDef | ast.AsyncFunctionDef, parent: dict[int, ast.AST], name: str,
+                collection: bool, depth: int) -> bool:
+    """Whether a local name of `fn`, bound once, is only called (a collection: only indexed and what it gives called)."""
+    if depth > _LOCAL_DEPTH:
+        return False
+    uses = [n for n in walk_tree(fn) if isinstance(n, ast.Name) and n.id == name]
+    if sum(not isinstance(n.ctx, ast.Load) for n in uses) != 1 or any(
+            isinstance(n, ast.Global | ast.Nonlocal) and name in n.names for n in walk_tree(fn)):
+        return False  # bound again, deleted, or shared beyond the function
+    for use in uses:
+        if not isinstance(use.ctx, ast.Load):
+            continue
+        taken: ast.AST = use
+        if collection:
+            up = parent.get(id(use))
+            if isinstance(up, ast.Subscript) and up.value is use and isinstance(up.ctx, ast.Load):
+                taken = up
+            elif isinstance(up, ast.Attribute) and up.attr == "get" and isinstance(
+                    call := parent.get(id(up)), ast.Call) and call.func is up:
+                taken = call
+            else:
+                return False  # iterated, passed, returned: its classes may go anywhere
+        up = parent.get(id(taken))
+        if isinstance(up, ast.Call) and up.func is taken:
+            continue
+        if collection and isinstance(up, ast.Assign) and up.value is taken and len(up.targets) == 1 and isinstance(
+                up.targets[0], ast.Name) and _only_built(fn, parent, up.targets[0].id, False, depth + 1):
+            continue
+        return False
+    return True
+
+
+_BUILTIN_MEMBERS = frozenset(name for kind in (object, list, dict, set, tuple, str, bytes, type) for name in dir(kind))
+
+
+def type_argument(parent: dict[int, ast.AST], node: ast.AST) -> tuple[str, str] | None:
+    """(function name, parameter: its position or keyword) when a plugin class is an argument, alone or in a
+    tuple of classes, of a call `x.name(...)` or `name(...)` (`mm_items.get_items("image", (P, Q))`); None
+    otherwise, or for a member name a builtin type has (`pool.append(P)`: the list keeps it)."""
+    up = parent.get(id(node))
+    while isinstance(up, ast.Tuple) and isinstance(up.ctx, ast.Load):
+        node, up = up, parent.get(id(up))
+    if not isinstance(up, ast.Call) or node is up.func or any(isinstance(a, ast.Starred) for a in up.args):
+        return None
+    func = up.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if not name or name in _BUILTIN_MEMBERS:
+        return None
+    if node in up.args:
+        return name, str(up.args.index(node))
+    keyword = next((k.arg for k in up.keywords if k.value is node and k.arg), None)
+    return (name, keyword) if keyword else None
+
+
+def only_tested_against(view: HostView, arguments: tuple[tuple[str, str], ...]) -> bool:
+    """Whether every host function of each name in `arguments` (see `type_argument`) only tests against what its
+    parameter there receives (`isinstance(x, typ)`, formatted into a message): it builds no class handed to it.
+    Judged over every host `def` of that name, the receiver's type aside (a name the host never defines: False)."""
+    return all(view.memo(("only-tested", name, where), lambda n=name, w=where: _only_tested(view, n, w))
+               for name, where in arguments)
+
+
+def _only_tested(view: HostView, name: str, where: str) -> bool:
+    defs = 0
+    for module in view.index.grep(f"def {name}(", view.resolver.top):
+        tree = view.index.parsed(module)
+        if tree is None:
+            return False
+        parent = view.index.module_memo(module, "construction-parents", lambda t=tree: _parents(t))
+        for fn in (n for n in walk_tree(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name):
+            defs += 1
+            method = isinstance(parent.get(id(fn)), ast.ClassDef) and not any(
+                isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+            params = fn.args.posonlyargs + fn.args.args
+            if where.isdigit():
+                at = int(where) + (1 if method else 0)
+                param = params[at].arg if at < len(params) else None
+            else:
+                param = where if where in {a.arg for a in (*params, *fn.args.kwonlyargs)} else None
+            if param is None or not _tests_only(fn, parent, param):
+                return False
+    return defs > 0
+
+
+def _tests_only(fn: ast.AST, parent: dict[int, ast.AST], param: str) -> bool:
+    """Whether a function's parameter is only the type of `isinstance`/`issubclass` tests or formatted."""
+    for node in walk_tree(fn):
+        if not (isinstance(node, ast.Name) and node.id == param):
+            continue
+        if not isinstance(node.ctx, ast.Load):
+            return False
+        up = parent.get(id(node))
+        if isinstance(up, ast.FormattedValue):
+            continue
+        if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id in ("isinstance", "issubclass") \
+                and len(up.args) == 2 and up.args[1] is node:
+            continue
+        return False
+    return True
