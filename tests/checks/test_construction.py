@@ -165,6 +165,7 @@ ITEMS_PLUGIN = "from host.items import Items\n\n\nclass MyItems(Items):\n    def
     # handed, alone or in a tuple, to a host method that only tests against it: it builds none there
     ("(MyItems, Items)", "", "info"),
     ("MyItems", "", "info"),
+    ("typ=(MyItems, Items)", "", "info"),
     # the host method builds what it is handed
     ("(MyItems, Items)", "        typ[0](items, modality=\"audio\")\n", "warning"),
     # handed inside a list, no type tuple: a container the host may keep and take classes out of
@@ -176,3 +177,32 @@ def test_a_class_handed_to_a_host_function_that_only_tests_against_it_is_not_bui
     found = [(f.code, f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args.get("param"))
              for f in result.findings if f.code == "PP0101"]
     assert found == [("PP0101", level, "latent", "plug/items.py", 5, "modality")]
+
+
+LAYER_HOST = {"host/layers.py": "class Layer:\n    def __init__(self, config, layer_idx, cache=None):\n        self.config = config\n\n\n"
+                              "def make_layers(n, layer_type):\n    return [layer_type(None, i, cache=1) for i in range(n)]\n\n\n"
+                              "class HostLM:\n    def __init__(self, *, config, layer_type=Layer):\n"
+                              "        self.layers = make_layers(2, layer_type)\n"}
+LAYER_PLUGIN = "from host.layers import HostLM, Layer, make_layers\n\n\nclass MyLayer(Layer):\n" \
+               "    def __init__(self, config, layer_idx):\n        super().__init__(config, layer_idx)\n\n\n" \
+               "class BaseLM:\n    def __init__(self, *, config, layer_type=None):\n" \
+               "        layer_type = layer_type or Layer\n\n        def make(i):\n            return layer_type(config, i)\n\n" \
+               "        self.layers = {layers}\n\n\nclass MyLM({base}):\n    def __init__(self, *, config):\n" \
+               "        super().__init__(config=config, layer_type=MyLayer)\n\n\nclass ForLM:\n" \
+               "    def __init__(self, config):\n        self.model = MyLM(config=config)\n"
+
+
+@pytest.mark.parametrize(("layers", "base", "level"), [
+    # the plugin base's constructor only calls what it is handed (in a closure, after taking a default)
+    ("[make(i) for i in range(2)]", "BaseLM", "info"),
+    # the plugin base hands it on to a host function, which builds it with the host's arguments
+    ("make_layers(2, layer_type)", "BaseLM", "warning"),
+    # the base is the host's: its constructor builds it
+    ("[make(i) for i in range(2)]", "HostLM", "warning"),
+])
+def test_a_class_handed_to_a_plugin_base_constructor_that_only_builds_it(layers, base, level):
+    plugin = {"plug/model.py": LAYER_PLUGIN.format(layers=layers, base=base)}
+    result = run_scan(LAYER_HOST, LAYER_HOST, plugin, checks=(SignaturesCheck(),))
+    found = [(f.code, f.level.value, f.status.value, f.plugin.path, f.plugin.line, f.args.get("param"))
+             for f in result.findings if f.code == "PP0101" and f.plugin.line == 5]
+    assert found == [("PP0101", level, "latent", "plug/model.py", 5, "cache")]

@@ -281,16 +281,18 @@ def type_argument(parent: dict[int, ast.AST], node: ast.AST) -> tuple[str, str] 
     up = parent.get(id(node))
     while isinstance(up, ast.Tuple) and isinstance(up.ctx, ast.Load):
         node, up = up, parent.get(id(up))
+    keyword = up.arg if isinstance(up, ast.keyword) else None
+    if keyword is not None:
+        up = parent.get(id(up))
     if not isinstance(up, ast.Call) or node is up.func or any(isinstance(a, ast.Starred) for a in up.args):
         return None
     func = up.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     if not name or name in _BUILTIN_MEMBERS:
         return None
-    if node in up.args:
-        return name, str(up.args.index(node))
-    keyword = next((k.arg for k in up.keywords if k.value is node and k.arg), None)
-    return (name, keyword) if keyword else None
+    if keyword is not None:
+        return name, keyword
+    return (name, str(up.args.index(node))) if node in up.args else None
 
 
 def only_tested_against(view: HostView, arguments: tuple[tuple[str, str], ...]) -> bool:
@@ -335,6 +337,58 @@ def _tests_only(fn: ast.AST, parent: dict[int, ast.AST], param: str) -> bool:
             continue
         if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id in ("isinstance", "issubclass") \
                 and len(up.args) == 2 and up.args[1] is node:
+            continue
+        return False
+    return True
+
+
+def built_by_callee(plugin: PluginModel, module: str, parent: dict[int, ast.AST], node: ast.AST) -> bool:
+    """Whether a plugin class handed by keyword to the constructor of a plugin base (`super().__init__(...,
+    layer_type=P)`) is only built there: that `__init__`'s parameter is only called (`layer_type(...)`, in the
+    method or a closure of it), tested against None, or defaulted (`layer_type = layer_type or Default`)."""
+    keyword = parent.get(id(node))
+    call = parent.get(id(keyword)) if isinstance(keyword, ast.keyword) and keyword.arg else None
+    if not isinstance(call, ast.Call) or not (isinstance(f := call.func, ast.Attribute) and f.attr == "__init__"
+                                              and isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name)
+                                              and f.value.func.id == "super" and not f.value.args):
+        return False
+    cls = parent.get(id(call))
+    while cls is not None and not isinstance(cls, ast.ClassDef):
+        cls = parent.get(id(cls))
+    if cls is None or not cls.bases or not isinstance(cls.bases[0], ast.Name) \
+            or parent.get(id(cls)) is not None and not isinstance(parent.get(id(cls)), ast.Module):
+        return False
+    base = plugin.names.binding_path(module, cls.bases[0].id)
+    base = plugin.names.follow(base) if base else ""
+    home, _, qual = base.rpartition(".")
+    fn = plugin.function_node(home, f"{qual}.__init__") if home in plugin.index.modules else None
+    tree = plugin.index.parsed(home) if fn is not None else None
+    if fn is None or tree is None or keyword.arg not in {a.arg for a in (*fn.args.args, *fn.args.kwonlyargs)}:
+        return False
+    return _only_called(fn, plugin.index.module_memo(home, "construction-parents", lambda: _parents(tree)),
+                        keyword.arg)
+
+
+def _only_called(fn: ast.AST, parent: dict[int, ast.AST], name: str) -> bool:
+    for node in walk_tree(fn):
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        up = parent.get(id(node))
+        if not isinstance(node.ctx, ast.Load):
+            # `name = name or Default`: still the class handed in (or the default)
+            if not (isinstance(up, ast.Assign) and len(up.targets) == 1 and isinstance(up.value, ast.BoolOp)
+                    and isinstance(up.value.op, ast.Or) and isinstance(first := up.value.values[0], ast.Name)
+                    and first.id == name):
+                return False
+            continue
+        if isinstance(up, ast.BoolOp) and up.values[0] is node:
+            stmt = parent.get(id(up))
+            if isinstance(stmt, ast.Assign) and stmt.value is up and len(stmt.targets) == 1 and isinstance(
+                    target := stmt.targets[0], ast.Name) and target.id == name:
+                continue  # the default taken in place
+            return False
+        if isinstance(up, ast.Call) and up.func is node or isinstance(up, ast.Compare) and all(
+                isinstance(op, ast.Is | ast.IsNot) for op in up.ops):
             continue
         return False
     return True

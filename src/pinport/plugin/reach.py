@@ -20,7 +20,7 @@ from ..model.nodes import walk_inner, walk_tree
 from ..model.resolve import CLASS, EXTERNAL, Resolver
 from ..model.summary import ClassInfo
 from ..model.words import Words
-from .construction import built_where_bound, decorator_path, type_argument
+from .construction import built_by_callee, built_where_bound, decorator_path, type_argument
 from .model import PluginModel
 from .records import PatchKind
 
@@ -546,8 +546,9 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
             (out.swapped if _in_context_manager(parent, node) else out.installed).update(hosts)
         elif (returner := _returned_from(parent, classes, module, node)) is not None:
             out.values.add((*returner, False))  # `return P`: followed to the hooks handing it to the host
-        elif built_where_bound(parent, node):
-            escaped = True  # a local factory (`cls = P if c else Q; cls(...)`): built there, the instance not followed
+        elif built_where_bound(parent, node) or built_by_callee(plugin, module, parent, node):
+            escaped = True  # a local factory (`cls = P if c else Q; cls(...)`), a plugin base's constructor building
+            # what it is handed: built there, the instance not followed
         elif (argument := type_argument(parent, node)) is not None and not plugin.index.grep(f"def {argument[0]}("):
             out.arguments.add(argument)  # handed to a host function (the plugin defines none of that name)
         else:
