@@ -1,11 +1,18 @@
-"""Which host registries build the plugin classes handed to them: a class the host only files is never built there.
+"""Which plugin classes host code can build: the host may get a class and still never build it.
 
-A class decorator of the host hands the class to host code, so the host may build it anywhere
-(`plugin.reach.Lineage`). Some only file it: vLLM's `@CustomOp.register(name)` sets attributes
-on the class, stores it in a module-level table keyed by name and returns it, and the host
-reads that table only to test whether a name is in it. Such a decorator builds nothing, and
-the class's constructor is reached only where plugin code builds it. Decided from the host's
-sources (parsed, never run): the decorator's body, then every host read of its table.
+`plugin.reach.Lineage` counts a class as handed to the host wherever plugin code names it as a
+value; a constructor mismatch then counts as reachable. These rules read, in the host's sources
+(parsed, never run) or the plugin's, what is done with the class where it goes:
+
+- a host class decorator that only files it: vLLM's `@CustomOp.register(name)` sets attributes on
+  the class, stores it in a module table and returns it, and the host only tests names against
+  that table; `@support_torch_compile` hands it to a helper that wraps its `__init__` and returns
+  it. Neither builds one (`files_only`, judged per host version).
+- a host function that only tests against it: `items.get_items("image", (P, Q))` uses the tuple
+  as isinstance's type (`only_tested_against`, over every host `def` of that name).
+- a local factory: `cls = P if c else Q` or `table = {"a": P}; cls = table[k]`, only called in
+  that function (`built_where_bound`); a plugin base's constructor that only calls the class handed
+  to it by keyword (`super().__init__(layer_type=P)`, `built_by_callee`). The plugin builds it there.
 """
 
 from __future__ import annotations
