@@ -35,6 +35,7 @@ from ..model.summary import (
 )
 from ..model.units import Unit, call_name, iter_units, module_units, spans, walk_unit
 from ..model.words import Words, word
+from .construction import files_only, only_tested_against
 from .reach import ClassShape, Lineage
 from .receivers import (
     inheriting,
@@ -231,8 +232,8 @@ def override_reached(view: HostView, patch: Patch, replaced: frozenset[str], imp
     repl = replacement_params(patch, owner)
     if name.startswith("__"):
         lineage = lineage_of() if name == "__init__" else None
-        if lineage is None or lineage.handed_on or repl is None or \
-                _builds_subclasses(view, lineage):
+        if lineage is None or lineage.handed_on or not files_only(view, lineage.decorators) or repl is None or \
+                not only_tested_against(view, lineage.arguments) or _builds_subclasses(view, lineage):
             return True
         return any(_construction_fails(view, path, repl, replaced) for path in lineage.installed_as) or \
             any(_construction_fails(view, path, repl, replaced, off_module=True) for path in lineage.swapped) or \

@@ -20,6 +20,7 @@ from ..model.nodes import walk_inner, walk_tree
 from ..model.resolve import CLASS, EXTERNAL, Resolver
 from ..model.summary import ClassInfo
 from ..model.words import Words
+from .construction import built_by_callee, built_where_bound, decorator_path, type_argument
 from .model import PluginModel
 from .records import PatchKind
 
@@ -231,7 +232,7 @@ class ClassShape:
 class Lineage:
     """Where instances of a plugin class can be met: its own and its plugin subclasses' shapes;
     whether host code may build one (something other than a plugin construction names the class:
-    a registry call, a patch, a decorator, a class-path string); and, when every construction is
+    a registry call, a patch, a class-path string; a decorator is kept apart, in `decorators`); and, when every construction is
     stored straight into `self.attr` by a method of a plugin class, those (holder, attribute) pairs
     (None when an instance is returned, passed or kept elsewhere)."""
 
@@ -244,6 +245,12 @@ class Lineage:
     # returning it (`get_impl_cls()`, `get_device_communicator_cls()`): the host builds it where it calls the hook
     hooks: tuple[tuple[ClassShape, str, bool], ...] = ()
     swapped: tuple[str, ...] = ()  # host classes it stands in for while a plugin context manager's `with` block runs
+    # what the family's class decorators call (`construction.decorator_path`; '' unresolved): each hands the class
+    # to host code, which builds it unless the host only files it (`construction.files_only`)
+    decorators: tuple[str, ...] = ()
+    # (function name, parameter) of each host call it is an argument of (`construction.type_argument`): the host
+    # gets the class there, and may build it unless every host function of that name only tests against it
+    arguments: tuple[tuple[str, str], ...] = ()
 
 
 _INERT_CALLS = ("isinstance", "issubclass", "super", "type")
@@ -318,6 +325,8 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
     returned: set[tuple[str, str, str]] = set()
     read = False
     values: set[tuple[str, str, str, bool]] = set()
+    decorators: set[str] = set()
+    arguments: set[tuple[str, str]] = set()
     seen: set[str] = set()
     while family - seen:
         todo = family - seen
@@ -342,6 +351,8 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
             returned |= found.returned
             read |= bool(found.read)
             values |= found.values
+            decorators |= found.decorators
+            arguments |= found.arguments
     hooks: set[tuple[str, str, bool]] = set()
     if values:  # the class itself returned: it reaches the host only through hooks the host calls
         found_hooks = _value_hooks(plugin, values, shape_of)
@@ -356,12 +367,13 @@ def lineage(plugin: PluginModel, resolver: Resolver, path: str,
         # nothing in the plugin builds it or calls its methods off the class: loaded some way we cannot see
         handed_on = True
     shapes = tuple(s for p in sorted(family) if (s := shape_of(p)) is not None)
-    held = None if escaped or handed_on or installed or swapped else tuple(
+    held = None if escaped or handed_on or installed or swapped or decorators or arguments else tuple(
         (s, attr) for holder, attr in sorted(holders) if (s := shape_of(holder)) is not None)
     if held is not None and len(held) < len(holders):
         held = None  # a holder that is no plugin class we can shape
     hook_shapes = tuple((s, name, by_path) for owner, name, by_path in sorted(hooks) if (s := shape_of(owner)) is not None)
-    return Lineage(shapes, handed_on, held, tuple(sorted(installed)), hook_shapes, tuple(sorted(swapped)))
+    return Lineage(shapes, handed_on, held, tuple(sorted(installed)), hook_shapes, tuple(sorted(swapped)),
+                   tuple(sorted(decorators)), tuple(sorted(arguments)))
 
 
 def _value_hooks(plugin: PluginModel, values: set[tuple[str, str, str, bool]], shape_of: Callable[[str], ClassShape | None],
@@ -417,6 +429,8 @@ class _References(NamedTuple):
     read: set[str]  # classes a plain method is read off (`P.__init__(self, ...)`): used, though never built
     values: set[tuple[str, str, str, bool]]  # (module, class qualname or "", function, by path) returning the class
     swapped: set[str]  # host classes it stands in for inside a context manager
+    decorators: set[str]  # what its non-inert class decorators call (`construction.decorator_path`)
+    arguments: set[tuple[str, str]]  # host functions it is handed to (`construction.type_argument`)
 
 
 class _ReferenceMap(NamedTuple):
@@ -495,7 +509,7 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
     # kept per module: every override's lineage walks the modules spelling its class
     parent, classes, nodes, local_imports = plugin.index.module_memo(module, "reference-map",
                                                                      lambda: _reference_map(tree))
-    out = _References(set(), set(), False, False, set(), set(), set(), set(), set())
+    out = _References(set(), set(), False, False, set(), set(), set(), set(), set(), set(), set())
     handed_on = escaped = False
     bare = {t.rpartition(".")[2]: t for t in targets}
     for node in nodes:
@@ -510,7 +524,9 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
                     handed_on = True
             continue
         if isinstance(node, ast.ClassDef) and node.name in bare and f"{module}.{classes[id(node)][:-1]}" in targets:
-            handed_on |= any(_decorator_name(d) not in _INERT_DECORATORS for d in node.decorator_list)
+            # a decorator hands the class to what it calls: judged against the host (`plugin.construction`)
+            out.decorators.update(decorator_path(plugin, module, d) for d in node.decorator_list
+                                  if _decorator_name(d) not in _INERT_DECORATORS)
             continue
         named = _named_target(plugin, module, node, targets, local_imports)
         if named is None:
@@ -544,10 +560,15 @@ def _references(plugin: PluginModel, module: str, tree: ast.Module, targets: set
             (out.swapped if _in_context_manager(parent, node) else out.installed).update(hosts)
         elif (returner := _returned_from(parent, classes, module, node)) is not None:
             out.values.add((*returner, False))  # `return P`: followed to the hooks handing it to the host
+        elif built_where_bound(parent, node) or built_by_callee(plugin, module, parent, node):
+            escaped = True  # a local factory (`cls = P if c else Q; cls(...)`), a plugin base's constructor building
+            # what it is handed: built there, the instance not followed
+        elif (argument := type_argument(parent, node)) is not None and not plugin.index.grep(f"def {argument[0]}("):
+            out.arguments.add(argument)  # handed to a host function (the plugin defines none of that name)
         else:
             handed_on = True  # passed, assigned, listed: the host may get the class itself
     return _References(out.subclasses, out.holders, handed_on, escaped, out.installed, out.returned, out.read,
-                       out.values, out.swapped)
+                       out.values, out.swapped, out.decorators, out.arguments)
 
 
 def _in_context_manager(parent: dict[int, ast.AST], node: ast.AST) -> bool:
