@@ -464,7 +464,9 @@ class ScanFacts:
             return routed_member_fits(view, self.plugin, patch, param, self.replaced_units(view),
                                       tuple(self.settings.called_implicitly), self.lineage(patch), named_fit)
         key = ("layer-calls-fit", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name, param)
-        return self.keep(key, build)
+        # kept across runs: following every layer built from a factory walks many host modules
+        name = f"layer-calls-fit-1:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:{patch.target}:{param}"
+        return self.keep(key, lambda: self.stored(name, bool, build, view))
 
     def dispatch_taken(self, view: HostView) -> Callable[[str, Unit, ast.expr], bool]:
         """Whether a bare `self.member` read in a host unit may hand the member out on the plugin's

@@ -21,17 +21,29 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ..model.binding import TOO_MANY, TWICE, bind_call
-from ..model.callsites import modules_mentioning, text_lines
+from ..model.binding import BOUND, CONSTRUCT, TOO_MANY, TWICE, bind_call
+from ..model.callsites import (
+    CallSite,
+    iter_call_sites,
+    modules_mentioning,
+    modules_subclassing,
+    text_lines,
+)
 from ..model.forwarding import dispatch_route
 from ..model.host import HostView
-from ..model.inference import Inference, Typed, host_inference
+from ..model.inference import Inference, host_inference
 from ..model.nodes import walk_tree
 from ..model.resolve import CLASS, FUNCTION, Symbol
-from ..model.summary import ClassInfo, Param
+from ..model.summary import ClassInfo, FunctionInfo, Param
 from ..model.units import Unit, call_name, module_units, spans, walk_unit
 from ..model.words import word
-from .callers import _class_aliases, named_dynamically, replacement_params
+from .callers import (
+    _class_aliases,
+    _named_bare,
+    class_as_value,
+    named_dynamically,
+    replacement_params,
+)
 from .model import PluginModel
 from .reach import Lineage
 from .receivers import inheriting
@@ -40,7 +52,7 @@ from .records import Patch, PatchKind
 Failures = dict[tuple[str, str], list[tuple[str, int]]]  # (problem, parameter) -> (host module, line) of each call
 UNKNOWN = ("unknown", "")  # a call whose arguments are not known statically (`layer(*args)`)
 _DEPTH = 4  # functions followed through their returns or parameters before an instance counts as escaped
-_HOLDERS = 64  # attributes holding instances beyond which the flow is too wide to follow
+_HOLDERS = 1000  # attributes holding instances beyond which the flow is too wide to follow
 
 
 def carried_routes(view: HostView, name: str) -> tuple[str, ...] | None:
@@ -94,6 +106,11 @@ class _Flow:
         self.holders: set[tuple[str | None, str]] = set()  # (class path, or None for any object; attribute)
         self.followed: set[tuple[str, str, int]] = set()  # factories followed: (module, qualname, id(construction))
         self._inference: dict[tuple[str, str], Inference] = {}
+        self._classes: dict[tuple[str, str], list[Symbol] | None] = {}  # (attribute, owner class) -> classes held
+        self._active: set[tuple[str, str]] = set()
+        self._parents: dict[tuple[str, str, int], dict[int, ast.AST]] = {}
+        self._dispatch: dict[tuple[int, int], tuple[dict[str, tuple[str, str, object]], list[tuple[ast.expr, bool]]]] = {}
+        self._cycles = 0
 
     def inference(self, module: str, unit: Unit) -> Inference:
         key = (module, unit.qualname)
@@ -194,14 +211,12 @@ class _Flow:
             if tree is None:
                 return False
             lines = text_lines(index, caller, f"{name}(")
-            called = {id(n.func) for n in walk_tree(tree) if isinstance(n, ast.Call)}
-            if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in called
-                   for n in walk_tree(tree)):
+            if index.module_memo(caller, ("named-bare", name), lambda t=tree: _named_bare(t, name)):
                 return False  # the factory handed on as a value
             for other in module_units(index, caller):
                 if not any(spans(other, line) for line in lines) or f"{caller}.{other.qualname}" in self.replaced:
                     continue
-                parents = _unit_parents(other)
+                parents = self.parents(caller, other)
                 for call in walk_unit(index, caller, other).calls:
                     if call_name(call) != name:
                         continue
@@ -210,7 +225,7 @@ class _Flow:
                         if callee is None and caller == module:
                             return False  # a call of this module's function we cannot resolve
                         continue
-                    if origin is not None and not literal_dispatch(unit, origin, call, other):
+                    if origin is not None and not self.literal_dispatch(unit, origin, call, other):
                         continue  # the caller's literal selects a branch that does not build it
                     if not self.value(caller, other, call, parents, depth):
                         return False
@@ -225,13 +240,34 @@ class _Flow:
             return False
         inference = self.inference(module, unit)
         callee = inference.callee(call.func)
-        target = _receiving_function(self.view, callee.sym) if callee is not None else \
-            self._called_instance(inference.infer(call.func))
-        if target is None:
+        if callee is not None:
+            targets = [_receiving_function(self.view, callee.sym)]
+        elif (typed := inference.infer(call.func)) is not None and typed.instance and typed.sym is not None \
+                and typed.sym.kind == CLASS and typed.sym.module:
+            targets = [self._called_instance(typed.sym)]
+        else:  # `self.indexer(...)`, `fn(...)`: an instance of what `.indexer` (the local) is set to
+            held = self._expression_classes(module, unit, call.func, 0)
+            targets = [self._called_instance(c) for c in held] if held is not None else [None]
+        if None in targets:
             return False
+        # host code works on its own pin: a receiver whose signature the call does not bind to is not the one called
+        fitting = [t for t in targets if self._binds(t, call)]  # type: ignore[arg-type]
+        return bool(fitting) and all(self._into(t, call, node, up, depth) for t in fitting)
+
+    def _binds(self, target: tuple[str, Unit, int], call: ast.Call) -> bool:
+        fn_module, fn_unit, skip = target
+        sym = self.view.resolve(f"{fn_module}.{fn_unit.qualname}") if fn_unit.node is not None else None
+        if sym is None or not isinstance(sym.obj, FunctionInfo):
+            return True
+        return bind_call(sym.obj.signature.params[skip:], call) in (None, [])
+
+    def _into(self, target: tuple[str, Unit, int], call: ast.Call, node: ast.expr, up: ast.AST, depth: int) -> bool:
+        """Follow an argument into the function receiving it (a dataclass: into the field keeping it)."""
         fn_module, fn_unit, skip = target
         if isinstance(up, ast.keyword):
             param = up.arg
+        elif fn_unit.node is None:
+            return False  # a dataclass's field taken positionally: its order is not read here
         else:
             position = call.args.index(node) + skip  # type: ignore[arg-type]
             names = [a.arg for a in (*fn_unit.node.args.posonlyargs, *fn_unit.node.args.args)]
@@ -244,15 +280,26 @@ class _Flow:
         params = {a.arg for a in (*fn_unit.node.args.posonlyargs, *fn_unit.node.args.args, *fn_unit.node.args.kwonlyargs)}
         if param not in params:
             return False
-        fn_parents = _unit_parents(fn_unit)
+        fn_parents = self.parents(fn_module, fn_unit)
         return all(self.value(fn_module, fn_unit, use, fn_parents, depth + 1) for use in _loads(fn_unit.node, param))
 
-    def _called_instance(self, typed: Typed | None) -> tuple[str, Unit, int] | None:
+    def literal_dispatch(self, unit: Unit, construction: ast.Call, call: ast.Call, caller: Unit) -> bool:
+        """`literal_dispatch`, with the factory's selectors and guards read once."""
+        fn = unit.node
+        if fn is None:
+            return True
+        key = (id(fn), id(construction))
+        if key not in self._dispatch:
+            self._dispatch[key] = (_selectors(fn), _guards(fn.body, construction) or [])
+        selectors, guards = self._dispatch[key]
+        return not selectors or not guards or literal_dispatch(fn, selectors, guards, call, caller)
+
+    def _called_instance(self, sym: Symbol | None) -> tuple[str, Unit, int] | None:
         """Where a call of a host class's instance goes: the member its calls run (`__call__`, or one the setting
         `called-implicitly` names, `forward` through `Module.__call__`), as the class's MRO defines it first."""
-        if typed is None or not typed.instance or typed.sym is None or typed.sym.kind != CLASS:
+        if sym is None or sym.kind != CLASS:
             return None
-        for cls in self.view.resolver.mro(typed.sym):
+        for cls in self.view.resolver.mro(sym):
             if not isinstance(cls.obj, ClassInfo) or not cls.module:
                 continue
             name = next((n for n in ("__call__", *self.implicit) if n in cls.obj.methods), None)
@@ -262,8 +309,159 @@ class _Flow:
                 return (cls.module, unit, 1) if unit is not None and unit.node is not None else None
         return None
 
-    def held(self, holder: str | None, attr: str) -> bool:
-        """Follow every host read of `attr` that may be an instance kept by `holder`."""
+    def _receiver_class(self, module: str, unit: Unit, node: ast.expr) -> Symbol | None:
+        """The host class an expression is an instance of, when known (`self` in a method: the method's class)."""
+        if isinstance(node, ast.Name) and node.id == _self_name(unit) and unit.cls:
+            sym = self.view.resolve(f"{module}.{unit.cls}")
+        else:
+            typed = self.inference(module, unit).infer(node)
+            sym = typed.sym if typed is not None and typed.instance else None
+        return sym if sym is not None and sym.kind == CLASS and sym.module else None
+
+    def attribute_classes(self, attr: str, owner: Symbol | None, depth: int) -> list[Symbol] | None:
+        """The host classes whose instances host code may store into `x.attr` of an instance of `owner` (None:
+        of any object): `self.attr = Cls(...)` in a class related to it, `obj.attr = ...`, `Fields(attr=...)` for a
+        class related to it, a value copied from another attribute or a parameter; None when some store holds
+        what we cannot tell."""
+        key = (attr, owner.path if owner is not None else "")
+        if key in self._classes:
+            return self._classes[key]
+        if key in self._active:  # a cycle: what flows around it comes from the stores the outer walk visits
+            self._cycles += 1
+            return []
+        self._active.add(key)
+        cycles = self._cycles
+        found = self._attribute_classes(attr, owner, depth) if depth < _DEPTH else None
+        self._active.discard(key)
+        if found is None or self._cycles == cycles or not self._active:
+            self._classes[key] = found  # complete: no cycle cut short what it gathered
+        return found
+
+    def _related(self, owner: Symbol | None, other: Symbol | None) -> bool:
+        return owner is None or other is None or _holder_related(self.view, owner.path, other)
+
+    def _attribute_classes(self, attr: str, owner: Symbol | None, depth: int) -> list[Symbol] | None:
+        index, top = self.view.index, self.view.resolver.top
+        out: dict[str, Symbol] = {}
+        for module in sorted({*modules_mentioning(index, f".{attr}", top), *modules_mentioning(index, f"{attr}=", top)}):
+            if index.parsed(module) is None:
+                return None
+            for unit in module_units(index, module):
+                for root in unit.body:
+                    for node in walk_tree(root):
+                        values: list[ast.expr] = []
+                        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None and any(
+                                isinstance(t, ast.Attribute) and t.attr == attr and self._related(
+                                    owner, self._receiver_class(module, unit, t.value)) for t in _targets(node)):
+                            values.append(node.value)
+                        elif isinstance(node, ast.Call) and any(k.arg == attr for k in node.keywords):
+                            callee = self.inference(module, unit).callee(node.func)
+                            if callee is None or callee.mode != CONSTRUCT or self._related(owner, callee.sym):
+                                values += [k.value for k in node.keywords if k.arg == attr]
+                        for value in values:
+                            found = self._expression_classes(module, unit, value, depth)
+                            if found is None:
+                                return None
+                            out.update((c.path, c) for c in found)
+        return list(out.values())
+
+    def _expression_classes(self, module: str, unit: Unit, node: ast.expr, depth: int) -> list[Symbol] | None:
+        if isinstance(node, ast.Constant) and node.value is None:
+            return []
+        if isinstance(node, ast.IfExp | ast.BoolOp):
+            return self._union(module, unit, [node.body, node.orelse] if isinstance(node, ast.IfExp) else node.values,
+                               depth)
+        if isinstance(node, ast.Call):
+            callee = self.inference(module, unit).callee(node.func)
+            return [callee.sym] if callee is not None and callee.mode == CONSTRUCT else None
+        if isinstance(node, ast.Attribute):
+            return self.attribute_classes(node.attr, self._receiver_class(module, unit, node.value), depth + 1)
+        if isinstance(node, ast.Name) and unit.node is not None and depth < _DEPTH:
+            fn = unit.node
+            if node.id in {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}:
+                return self._parameter_classes(module, unit, node.id, depth + 1)
+            stores = [n for n in walk_tree(fn) if isinstance(n, ast.Name) and n.id == node.id
+                      and not isinstance(n.ctx, ast.Load)]
+            assigns = [n for n in walk_tree(fn) if isinstance(n, ast.Assign | ast.AnnAssign) and n.value is not None
+                       and any(isinstance(t, ast.Name) and t.id == node.id for t in _targets(n))]
+            if not assigns or len(assigns) != len(stores):
+                return None  # bound some other way (a loop, a tuple unpacking, `with ... as`)
+            return self._union(module, unit, [a.value for a in assigns], depth)  # type: ignore[misc]
+        return None
+
+    def _union(self, module: str, unit: Unit, nodes: list[ast.expr], depth: int) -> list[Symbol] | None:
+        out: list[Symbol] = []
+        for node in nodes:
+            found = self._expression_classes(module, unit, node, depth)
+            if found is None:
+                return None
+            out += found
+        return out
+
+    def _only_tested(self, module: str, tree: ast.Module, short: str) -> bool:
+        """Whether every use of a class named `short` as a value in a module hands it to a host function that
+        only tests against it (`get_layers(config, Cls)` -> `isinstance(layer, layer_type)`): it builds nothing."""
+        parents = _parents(tree)
+        for node in _value_uses(tree, short):
+            call = parents.get(id(node))
+            unit = next((u for u in module_units(self.view.index, module) if u.node is not None
+                         and _within(u.node, node)), None)
+            if not isinstance(call, ast.Call) or node not in call.args or unit is None:
+                return False
+            callee = self.inference(module, unit).callee(call.func)
+            target = _receiving_function(self.view, callee.sym) if callee is not None and callee.sym.kind == FUNCTION \
+                else None
+            fn = target[1].node if target is not None else None
+            names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)] if fn is not None else []
+            position = call.args.index(node)
+            if position >= len(names) or any(isinstance(a, ast.Starred) for a in call.args[:position + 1]):
+                return False
+            fn_parents = _parents(fn)
+            if not all(_type_tested(fn_parents, use) for use in _loads(fn, names[position])):
+                return False
+        return True
+
+    def _parameter_classes(self, module: str, unit: Unit, name: str, depth: int) -> list[Symbol] | None:
+        """The classes of what host code passes a constructor's parameter (`__init__(self, indexer)`): each
+        construction of the class or of a host subclass inheriting its `__init__`, and each `super().__init__`
+        call of one that does not. None for any other function, or a class handed on as a value."""
+        fn, view = unit.node, self.view
+        owner = view.resolve(f"{module}.{unit.cls}") if unit.cls else None
+        if fn is None or owner is None or owner.kind != CLASS or unit.qualname != f"{unit.cls}.__init__":
+            return None
+        names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        position = names.index(name) if name in names else None
+        resolver, init = view.resolver, f"{owner.path}.__init__"
+        sites: list[tuple[CallSite, int]] = []
+        for cls in inheriting(view, owner, "__init__"):
+            short = cls.path.rpartition(".")[2]
+            if any(class_as_value(t, short) and not self._only_tested(m, t, short)
+                   for m in modules_mentioning(view.index, short, resolver.top) if (t := view.index.parsed(m)) is not None):
+                return None
+            sites += [(site, 1) for site in iter_call_sites(
+                resolver, short, lambda c, path=cls.path: c.mode == CONSTRUCT and c.sym.path == path)]
+        below = sorted({owner.module, *modules_subclassing(view.index, owner.path.rpartition(".")[2], resolver.top)})
+        sites += [(site, 1 if site.callee.mode == BOUND else 0) for site in iter_call_sites(
+            resolver, "__init__", lambda c: c.sym.path == init, modules=below)]
+        out: list[Symbol] = []
+        for site, skip in sites:
+            call = site.call
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return None
+            given = next((k.value for k in call.keywords if k.arg == name), None)
+            if given is None and position is not None and 0 <= position - skip < len(call.args):
+                given = call.args[position - skip]
+            if given is None:
+                continue  # the default
+            caller = next((u for u in module_units(view.index, site.module) if u.qualname == site.unit), None)
+            found = self._expression_classes(site.module, caller, given, depth) if caller is not None else None
+            if found is None:
+                return None
+            out += found
+        return out
+
+    def held(self, holders: set[str | None], attr: str) -> bool:
+        """Follow every host read of `attr` that may be an instance kept by one of `holders` (None: any object)."""
         view = self.view
         index, resolver = view.index, view.resolver
         for module in modules_mentioning(index, f".{attr}", resolver.top):
@@ -274,16 +472,20 @@ class _Flow:
                 if not any(spans(unit, line) for line in lines) or f"{module}.{unit.qualname}" in self.replaced:
                     continue
                 me = _self_name(unit)
-                parents = _unit_parents(unit)
-                for root in unit.body:
-                    for node in walk_tree(root):
-                        if not (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load)):
-                            continue
-                        if not self._may_hold(module, unit, node.value, me, holder):
-                            continue
-                        if not self.value(module, unit, node, parents, 0):
-                            return False
+                reads = [node for root in unit.body for node in walk_tree(root) if isinstance(node, ast.Attribute)
+                         and node.attr == attr and isinstance(node.ctx, ast.Load)]
+                for node in reads:
+                    if not any(self._may_hold(module, unit, node.value, me, h) for h in holders):
+                        continue
+                    if not self.value(module, unit, node, self.parents(module, unit), 0):
+                        return False
         return True
+
+    def parents(self, module: str, unit: Unit) -> dict[int, ast.AST]:
+        key = (module, unit.qualname, getattr(unit.body[0], "lineno", 0) if unit.body else 0)
+        if key not in self._parents:
+            self._parents[key] = _unit_parents(unit)
+        return self._parents[key]
 
     def _may_hold(self, module: str, unit: Unit, receiver: ast.expr, me: str, holder: str | None) -> bool:
         """Whether the receiver of an `x.attr` read may be an instance whose `attr` `holder` sets."""
@@ -308,6 +510,35 @@ def _holder_related(view: HostView, holder: str, receiver: Symbol) -> bool:
 
 
 _INSPECTING = ("isinstance", "issubclass", "hasattr", "getattr", "callable", "type", "id")
+
+
+def _type_tested(parents: dict[int, ast.AST], node: ast.expr) -> bool:
+    """`isinstance(x, node)` / `issubclass(x, node)`: a class only tested against."""
+    call = parents.get(id(node))
+    return isinstance(call, ast.Call) and call_name(call) in ("isinstance", "issubclass") and call.args[1:2] == [node]
+
+
+def _value_uses(tree: ast.Module, name: str) -> list[ast.expr]:
+    """Reads of a class named `name` other than calling it, testing against it, annotating or subclassing it
+    (`callers.class_as_value`, every such read)."""
+    inert: set[int] = set()
+    out: list[ast.expr] = []
+    for node in walk_tree(tree):
+        if isinstance(node, ast.Name | ast.Attribute):
+            if (node.attr if isinstance(node, ast.Attribute) else node.id) == name and isinstance(node.ctx, ast.Load) \
+                    and id(node) not in inert:
+                out.append(node)
+            continue
+        if isinstance(node, ast.Call):
+            inert.add(id(node.func))
+            if isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
+                inert.update(id(n) for a in node.args[1:] for n in walk_tree(a))
+        elif isinstance(node, ast.ClassDef):
+            inert.update(id(n) for b in node.bases for n in walk_tree(b))
+        for annotation in (getattr(node, "annotation", None), getattr(node, "returns", None)):
+            if isinstance(annotation, ast.AST):
+                inert.update(id(n) for n in walk_tree(annotation))
+    return out
 
 
 def _self_name(unit: Unit) -> str:
@@ -373,9 +604,11 @@ def instance_call_failures(view: HostView, classes: tuple[str, ...], params: tup
     while flow.holders - done:
         if len(flow.holders) > _HOLDERS:
             return None
-        holder, attr = sorted(flow.holders - done, key=lambda h: (h[0] or "", h[1]))[0]
-        done.add((holder, attr))
-        if not flow.held(holder, attr):
+        todo = flow.holders - done
+        attr = min(a for _, a in todo)
+        holders = {h for h, a in todo if a == attr}
+        done |= {(h, attr) for h in holders}
+        if not flow.held(holders, attr):  # each attribute's reads walked once for the holders found so far
             return None
     return flow.failures
 
@@ -415,19 +648,11 @@ def _constructions(view: HostView, cls: Symbol,
     return out
 
 
-def literal_dispatch(unit: Unit, construction: ast.Call, call: ast.Call, caller: Unit) -> bool:
-    """Whether a factory `unit` may build `construction` for `call`: False only when a guard on the way to it
-    compares a selector (`s = p.get("key", default)`, `p` a parameter) with literals, and the caller passes `p`
-    as a dict literal whose entry (or its absence: the default) fails that guard."""
-    fn = unit.node
-    if fn is None:
-        return True
-    selectors = _selectors(fn)
-    if not selectors:
-        return True
-    guards = _guards(fn.body, construction)
-    if not guards:
-        return True
+def literal_dispatch(fn: ast.FunctionDef | ast.AsyncFunctionDef, selectors: dict[str, tuple[str, str, object]],
+                     guards: list[tuple[ast.expr, bool]], call: ast.Call, caller: Unit) -> bool:
+    """Whether a factory `fn` may build a construction the `guards` lead to for `call`: False only when a guard
+    compares a selector (`s = p.get("key", default)`, `p` a parameter: `_selectors`) with literals, and the
+    caller passes `p` as a dict literal whose entry (or its absence: the default) fails that guard."""
     names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
     values: dict[str, object] = {}
     for local, (param, key, default) in selectors.items():
