@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness import expect, run_scan
+from harness import expect, only, run_scan
 from pinport.checks.override_signature import SignaturesCheck
 
 PLATFORMS = """
@@ -168,3 +168,31 @@ def test_a_plugin_that_builds_its_class_itself_stays_a_warning():
     """The plugin builds MyRope itself: its instances may reach host code some other way."""
     plugin = {**PLUGIN, "plug/use.py": "from plug.rope import MyRope\n\n\ndef make():\n    return MyRope()\n"}
     expect(scan(MODELS.format(kind='"vision"'), plugin), ["PP0107 warning latent MyRope.forward_oot:5"], at=True)
+
+
+PATCHED = ("from host.custom_op import Rope\n\n\ndef my_forward_cuda(self, positions, query, key=None):\n"
+           "    return query, key\n\n\nRope.forward_cuda = my_forward_cuda\n")
+
+
+@pytest.mark.parametrize(("call", "level"), [
+    # every layer call passes three arguments: none passes `offsets`, which the replacement lacks
+    ("self.rotary_emb(positions, q, k)", "info"),
+    # negative twin: a layer call passing `offsets=` fails on the replacement
+    ("self.rotary_emb(positions, q, k, offsets=positions)", "warning"),
+])
+def test_a_patched_host_member_the_dispatcher_hands_out_is_judged_by_its_layer_calls(call, level):
+    """`Rope.forward_cuda = fn` on a CUDA platform: the dispatcher's route runs it with the layer calls' arguments."""
+    host_rope = ("class Rope(CustomOp):\n    def forward_native(self, positions, query, key=None):\n        return query, key\n\n"
+                 "    def forward_cuda(self, positions, query, key=None, offsets=None):\n        return query, key\n")
+    custom_op = CUSTOM_OP.replace(
+        "class Rope(CustomOp):\n    def forward_native(self, positions, query, key=None):\n        return query, key\n",
+        host_rope)
+    models = MODELS.format(kind='"vision"').replace("return self.rotary_emb(positions, q, k)", f"return {call}")
+    host = {"host/platforms.py": PLATFORMS, "host/custom_op.py": custom_op, "host/models.py": models}
+    plugin = {"plug/rope.py": PATCHED, "plug/platform.py": PLATFORM.replace("OOT", "CUDA"), "plug/boot.py": BOOT,
+              "pyproject.toml": PYPROJECT}
+    result = run_scan(host, host, plugin, checks=(SignaturesCheck(),),
+                      plugin_groups=("host.general_plugins", "host.platform_plugins"),
+                      platform_instances=("host.platforms.current_platform",), called_implicitly=("forward",))
+    expect(result, [f"PP0101 {level} latent <module>:8"], at=True)
+    assert any("dispatcher's route" in d for d in only(result, "PP0101").details) is (level == "info")

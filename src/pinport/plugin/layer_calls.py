@@ -55,10 +55,12 @@ _DEPTH = 4  # functions followed through their returns or parameters before an i
 _HOLDERS = 1000  # attributes holding instances beyond which the flow is too wide to follow
 
 
-def carried_routes(view: HostView, name: str) -> tuple[str, ...] | None:
-    """The passthroughs (`forward`) carrying each bare `self.name` read of the host: every such read
-    is a dispatcher's route (`model.forwarding.dispatch_route`). None when some bare read of `x.name`
-    is not one (a callback handed on anywhere); () when the host has no bare read."""
+def carried_routes(view: HostView, name: str, classes: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The passthroughs (`forward`) carrying each bare `self.name` read of the host that may read it off an
+    instance of `classes`: every such read is a dispatcher's route (`model.forwarding.dispatch_route`).
+    None when some bare read of `x.name` is not one (a callback handed on anywhere); () when there is none.
+    A `self.name` read in a class no instance of `classes` can be (`self.forward = self.forward_cuda` in
+    a sampler) reads another class's member."""
     index, top = view.index, view.resolver.top
     carriers: set[str] = set()
     for module in modules_mentioning(index, f".{name}", top):
@@ -69,11 +71,23 @@ def carried_routes(view: HostView, name: str) -> tuple[str, ...] | None:
             if not any(spans(unit, line) for line in lines):
                 continue
             for node in _bare_reads(unit, name):
+                if not _may_be_self_of(view, module, unit, node, classes):
+                    continue
                 route = dispatch_route(index, module, unit, node)
                 if route is None:
                     return None
                 carriers.add(route.carrier)
     return tuple(sorted(carriers))
+
+
+def _may_be_self_of(view: HostView, module: str, unit: Unit, node: ast.Attribute, classes: tuple[str, ...]) -> bool:
+    """Whether a bare read may be off an instance of `classes`: anything but `self` in a class unrelated to them."""
+    if not (isinstance(node.value, ast.Name) and node.value.id == _self_name(unit) and unit.cls):
+        return True
+    cls = view.resolve(f"{module}.{unit.cls}")
+    if cls is None or cls.kind != CLASS:
+        return True
+    return any(_holder_related(view, path, cls) for path in classes)
 
 
 def is_carried(view: HostView, module: str, unit: Unit, node: ast.expr) -> bool:
@@ -844,11 +858,11 @@ def routed_member_fits(view: HostView, plugin: PluginModel, patch: Patch, param:
     if any(named_dynamically(index, m, patch.name) for q in "\"'"
            for m in modules_mentioning(index, f"{q}{patch.name}{q}", top)):
         return False
-    carriers = carried_routes(view, patch.name)
-    if not carriers or len(carriers) > 1 or carriers[0] not in implicit:
-        return False
     classes = layer_instances(view, plugin, patch, lineage)
     if not classes:
+        return False
+    carriers = carried_routes(view, patch.name, classes)
+    if not carriers or len(carriers) > 1 or carriers[0] not in implicit:
         return False
     failures = view.memo(("layer-call-failures", classes, params, replaced, carriers[0]),
                          lambda: instance_call_failures(view, classes, params, replaced, carriers[0], implicit))
