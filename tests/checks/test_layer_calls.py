@@ -196,3 +196,24 @@ def test_a_patched_host_member_the_dispatcher_hands_out_is_judged_by_its_layer_c
                       platform_instances=("host.platforms.current_platform",), called_implicitly=("forward",))
     expect(result, [f"PP0101 {level} latent <module>:8"], at=True)
     assert any("dispatcher's route" in d for d in only(result, "PP0101").details) is (level == "info")
+
+
+@pytest.mark.parametrize(("args", "level"), [
+    ("positions, q, q", "info"),
+    # negative twin: the indexer calls the rope it is handed with two arguments
+    ("positions, q", "warning"),
+])
+def test_a_layer_handed_to_a_held_module_is_followed_into_its_forward(args, level):
+    """`attention.indexer(positions, q, attention.rope)` in a module function whose `attention` every caller
+    passes as `self` of Attn: the indexer is what Attn stores in `self.indexer` (not what an unrelated class keeps
+    in its own `indexer`), its forward gets the rope."""
+    models = MODELS.format(kind='"vision"') + (
+        f"\n\nclass Indexer:\n    def forward(self, positions, q, rope):\n        return rope({args})\n\n\n"
+        "def run(attention, positions, q):\n    return attention.indexer(positions, q, attention.rope)\n\n\n"
+        "class Attn:\n    def __init__(self, config):\n        self.indexer = Indexer()\n"
+        "        self.rope = get_rope(4, config.rope_params)\n\n"
+        "    def forward(self, positions, q):\n        return run(self, positions, q)\n\n\n"
+        # another class's `indexer`, set to what we cannot tell: not Attn's
+        "class Other:\n    def __init__(self, indexer):\n        self.indexer = indexer\n\n\n"
+        "def build(factory):\n    return Other(factory())\n")
+    expect(scan(models), [f"PP0107 {level} latent MyRope.forward_oot:5"], at=True)

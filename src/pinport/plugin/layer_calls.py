@@ -389,7 +389,15 @@ class _Flow:
             callee = self.inference(module, unit).callee(node.func)
             return [callee.sym] if callee is not None and callee.mode == CONSTRUCT else None
         if isinstance(node, ast.Attribute):
-            return self.attribute_classes(node.attr, self._receiver_class(module, unit, node.value), depth + 1)
+            owner = self._receiver_class(module, unit, node.value)
+            owners = self._expression_classes(module, unit, node.value, depth + 1) if owner is None and isinstance(
+                node.value, ast.Name) else None  # `attention.indexer`, `attention` a parameter: what callers pass
+            if owners:
+                return self._union_over(node.attr, owners, depth)
+            return self.attribute_classes(node.attr, owner, depth + 1)
+        if isinstance(node, ast.Name) and node.id == _self_name(unit):
+            cls = self.view.resolve(f"{module}.{unit.cls}")
+            return [cls] if cls is not None and cls.kind == CLASS else None
         if isinstance(node, ast.Name) and unit.node is not None and depth < _DEPTH:
             fn = unit.node
             if node.id in {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}:
@@ -402,6 +410,15 @@ class _Flow:
                 return None  # bound some other way (a loop, a tuple unpacking, `with ... as`)
             return self._union(module, unit, [a.value for a in assigns], depth)  # type: ignore[misc]
         return None
+
+    def _union_over(self, attr: str, owners: list[Symbol], depth: int) -> list[Symbol] | None:
+        out: list[Symbol] = []
+        for owner in owners:
+            found = self.attribute_classes(attr, owner, depth + 1)
+            if found is None:
+                return None
+            out += found
+        return out
 
     def _union(self, module: str, unit: Unit, nodes: list[ast.expr], depth: int) -> list[Symbol] | None:
         out: list[Symbol] = []
@@ -440,13 +457,23 @@ class _Flow:
         construction of the class or of a host subclass inheriting its `__init__`, and each `super().__init__`
         call of one that does not. None for any other function, or a class handed on as a value."""
         fn, view = unit.node, self.view
-        owner = view.resolve(f"{module}.{unit.cls}") if unit.cls else None
-        if fn is None or owner is None or owner.kind != CLASS or unit.qualname != f"{unit.cls}.__init__":
+        if fn is None:
             return None
         names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
         position = names.index(name) if name in names else None
-        resolver, init = view.resolver, f"{owner.path}.__init__"
+        resolver = view.resolver
         sites: list[tuple[CallSite, int]] = []
+        if not unit.cls:  # a module function: every host call of it (it must not be handed on as a value)
+            path, index = f"{module}.{unit.qualname}", view.index
+            if any(index.module_memo(m, ("named-bare", unit.qualname), lambda m=m: _named_bare(index.parsed(m), unit.qualname))
+                   for m in modules_mentioning(index, unit.qualname, resolver.top)):
+                return None
+            sites = [(site, 0) for site in iter_call_sites(resolver, unit.qualname, lambda c: c.sym.path == path)]
+            return self._arguments_classes(sites, name, position, depth)
+        owner = view.resolve(f"{module}.{unit.cls}")
+        if owner is None or owner.kind != CLASS or unit.qualname != f"{unit.cls}.__init__":
+            return None
+        init = f"{owner.path}.__init__"
         for cls in inheriting(view, owner, "__init__"):
             short = cls.path.rpartition(".")[2]
             if any(class_as_value(t, short) and not self._only_tested(m, t, short)
@@ -457,6 +484,13 @@ class _Flow:
         below = sorted({owner.module, *modules_subclassing(view.index, owner.path.rpartition(".")[2], resolver.top)})
         sites += [(site, 1 if site.callee.mode == BOUND else 0) for site in iter_call_sites(
             resolver, "__init__", lambda c: c.sym.path == init, modules=below)]
+        return self._arguments_classes(sites, name, position, depth)
+
+    def _arguments_classes(self, sites: list[tuple[CallSite, int]], name: str, position: int | None,
+                           depth: int) -> list[Symbol] | None:
+        """The classes of what each call site passes the parameter `name` (at `position`, `skip` arguments the
+        callee gets first not counted)."""
+        view = self.view
         out: list[Symbol] = []
         for site, skip in sites:
             call = site.call
