@@ -217,3 +217,11 @@ def test_a_layer_handed_to_a_held_module_is_followed_into_its_forward(args, leve
         "class Other:\n    def __init__(self, indexer):\n        self.indexer = indexer\n\n\n"
         "def build(factory):\n    return Other(factory())\n")
     expect(scan(models), [f"PP0107 {level} latent MyRope.forward_oot:5"], at=True)
+
+
+def test_a_layer_whose_passthrough_is_handed_on_stays_a_warning():
+    """`fn = self.rotary_emb.forward`: the passthrough may be called anywhere with anything; its twin, only
+    three-argument calls, is info (test_every_layer_call_passing_the_parameter_fits)."""
+    models = MODELS.format(kind='"vision"').replace("return self.rotary_emb(q, k)", "return q, k").replace(
+        "return self.rotary_emb(positions, q, k)", "fn = self.rotary_emb.forward\n        return fn")
+    expect(scan(models), ["PP0107 warning latent MyRope.forward_oot:5"], at=True)

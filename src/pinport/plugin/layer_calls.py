@@ -152,7 +152,9 @@ class _Flow:
             return True
         if isinstance(up, ast.Attribute):
             call = parents.get(id(up))
-            if up.attr == self.carrier and isinstance(call, ast.Call) and call.func is up:
+            if up.attr == self.carrier:
+                if not (isinstance(call, ast.Call) and call.func is up):
+                    return False  # the passthrough handed on (`fn = rope.forward`): called where we do not look
                 self.judge(module, call)
             return True  # a member read off it (`rope.cos_sin_cache`), or the passthrough called by name
         if isinstance(up, ast.Expr | ast.Compare) or isinstance(up, ast.Call) and call_name(up) in _INSPECTING:
@@ -709,7 +711,7 @@ def literal_dispatch(fn: ast.FunctionDef | ast.AsyncFunctionDef, selectors: dict
         if literal is None:
             continue
         value = literal.get(key, default)
-        if value is not _UNKNOWN:
+        if value is not _NOT_LITERAL:
             values[local] = value
     for test, holds in guards:
         result = _evaluate(test, values)
@@ -718,7 +720,7 @@ def literal_dispatch(fn: ast.FunctionDef | ast.AsyncFunctionDef, selectors: dict
     return True
 
 
-_UNKNOWN = object()
+_NOT_LITERAL = object()
 
 
 def _selectors(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, str, object]]:
@@ -749,8 +751,8 @@ def _selectors(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[st
         if not all(_keeps(a, param) for a in stores.get(param, ())):
             continue
         default = value.args[1].value if len(value.args) == 2 and isinstance(value.args[1], ast.Constant) else \
-            None if len(value.args) == 1 else _UNKNOWN
-        if default is not _UNKNOWN:
+            None if len(value.args) == 1 else _NOT_LITERAL
+        if default is not _NOT_LITERAL:
             out[local] = (param, value.args[0].value, default)
     return out
 
@@ -803,7 +805,7 @@ def _argument(call: ast.Call, param: str, names: list[str]) -> ast.expr | None:
 
 def _dict_literal(unit: Unit, node: ast.expr) -> dict[str, object] | None:
     """A dict literal with constant string keys (directly, or the one value of a local name): key -> constant
-    value (`_UNKNOWN` for another expression). None when the argument is anything else."""
+    value (`_NOT_LITERAL` for another expression). None when the argument is anything else."""
     if isinstance(node, ast.Name) and unit.node is not None:
         stores = [n for n in walk_tree(unit.node) if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign)
                   and any(isinstance(t, ast.Name) and t.id == node.id for t in _targets(n))]
@@ -817,7 +819,7 @@ def _dict_literal(unit: Unit, node: ast.expr) -> dict[str, object] | None:
     if not isinstance(node, ast.Dict) or not all(isinstance(k, ast.Constant) and isinstance(k.value, str)
                                                  for k in node.keys):
         return None
-    return {k.value: v.value if isinstance(v, ast.Constant) else _UNKNOWN  # type: ignore[union-attr]
+    return {k.value: v.value if isinstance(v, ast.Constant) else _NOT_LITERAL  # type: ignore[union-attr]
             for k, v in zip(node.keys, node.values, strict=True)}
 
 
