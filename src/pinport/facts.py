@@ -42,6 +42,7 @@ from .plugin.callers import (
 from .plugin.dispatch import PlatformGuards
 from .plugin.forks import Copies, find_copies, find_copy_sources, stored_copy_sources
 from .plugin.host_paths import HostPaths, OpRegistrar
+from .plugin.layer_calls import fails_for, is_carried, routed_member_fits
 from .plugin.model import PluginModel
 from .plugin.module_reach import unreached_modules
 from .plugin.origins import Origin, copy_origins
@@ -451,6 +452,26 @@ class ScanFacts:
         # kept across runs: walking host modules for the ways a call can reach the class is most of a warm scan
         name = (f"override-reached-6:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:"
                 f"{patch.target}:{'order' if in_order else 'binding'}")
+        return self.keep(key, lambda: self.stored(name, bool, build, view))
+
+    def layer_calls_fit(self, view: HostView, patch: Patch, param: str) -> bool:
+        """Whether no host call can trip `param` of the replacement `patch`, its member reached beyond named
+        calls only through a dispatcher's route that the layer's own calls run (see `plugin.layer_calls`)."""
+        def build() -> bool:
+            if patch.kind is PatchKind.OVERRIDE:
+                taken = self.dispatch_taken(view)
+                named_fit = not override_reached(
+                    view, patch, self.replaced_units(view), self.settings.called_implicitly, lambda: self.lineage(patch),
+                    self.host_paths(view).runs, self.plugin_stores,
+                    dispatched=lambda m, u, n: taken(m, u, n) and not is_carried(view, m, u, n))
+            else:
+                found = self.call_failures(view, patch)
+                named_fit = found is None or not fails_for(found[2], param)
+            return routed_member_fits(view, self.plugin, patch, param, self.replaced_units(view),
+                                      tuple(self.settings.called_implicitly), self.lineage(patch), named_fit)
+        key = ("layer-calls-fit", id(view), patch.plugin_module, patch.site.line, patch.owner, patch.name, param)
+        # kept across runs: following every layer built from a factory walks many host modules
+        name = f"layer-calls-fit-1:{patch.plugin_module}:{patch.site.line}:{patch.kind.value}:{patch.via}:{patch.target}:{param}"
         return self.keep(key, lambda: self.stored(name, bool, build, view))
 
     def dispatch_taken(self, view: HostView) -> Callable[[str, Unit, ast.expr], bool]:

@@ -225,6 +225,13 @@ class SignaturesCheck:
                                    (f"no call in {label} can fail against the replacement: every host call of "
                                     f"`{patch.name}` binds to it alike, and none names it as a string, hands it on "
                                     "or unpacks its arguments",))
+            if level is Severity.WARNING and kind in (PARAM_MISSING, NOW_REQUIRED, EXTRA_REQUIRED) \
+                    and ctx.facts.layer_calls_fit(ctx.host, patch, args["param"]):
+                level = Severity.INFO  # reached through a dispatcher's route: the layer calls carrying it all fit
+                details = notes + (f"no call in {label} can trip `{args['param']}`: the host reaches `{patch.name}` "
+                                   "through a dispatcher's route its layer calls run, and every host call of a layer "
+                                   "that may run it (followed from each construction, through factories and "
+                                   "attributes) binds as far as this parameter goes",)
             if refused and level is not Severity.INFO:
                 level, details = Severity.INFO, notes + refused
             if implicit and level is Severity.WARNING:
