@@ -215,3 +215,42 @@ def test_an_added_getattr_guard_still_lags(tmp_path):
     finding = only(result, "PP1204")
     assert finding.args["pending"] == 1 and f"+        {_STRIDED}" in finding.details
     assert finding.extra["origin"] == "0.5" and finding.extra["changed_in"] == ["1.0"]
+
+
+# 1.0 gave step a parameter its body does not use (a caller's hint), or counted the steps by a helper
+_HINTED = DRAINING_ENGINE.replace("def step(self, batch):", "def step(self, batch, hint=None):")
+_HELPED = DRAINING_ENGINE.replace("self.steps += 1", "self.steps += count_steps(batch)")
+
+
+def test_a_copy_missing_only_a_parameter_does_not_lag(tmp_path):
+    """The parameter changes nothing the copy computes; what callers pass is the signature checks' to judge."""
+    loaded, settings = models(tmp_path, versions=(EARLY, _HINTED, _HINTED))
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and step.origin.version == "0.5" and step.origin.changed_in == ("1.0",)
+    assert step.origin.missed.hunks and step.origin.missed.pending == ()
+    assert all(h.parameters_only for h in step.origin.missed.hunks)
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["no PP1204", "no PP1201"])
+
+
+def test_a_copy_naming_the_change_it_does_without_does_not_lag(tmp_path):
+    """The copy's comment names upstream's `count_steps`: it keeps its own count on purpose."""
+    plugin = {"plug/patch.py": DRAINING_MIRRORS.replace("self.steps += 1", "self.steps += 1  # not count_steps"),
+              **PATCHING}
+    loaded, settings = models(tmp_path, versions=(EARLY, _HELPED, _HELPED), plugin_files=plugin)
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and step.origin.version == "0.5"
+    assert [h.acknowledged for h in step.origin.missed.hunks] == [("count_steps",)]
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["no PP1204", "no PP1201"])
+
+
+def test_a_changed_default_or_an_unnamed_helper_still_lags(tmp_path):
+    """A default upstream changed gives callers that omit it another value; a helper the copy does not name
+    is a change it may not know of."""
+    hinted = DRAINING_MIRRORS.replace("def step(self, batch):", "def step(self, batch, hint=None):")
+    for k, (early, old, mirrors) in enumerate(((_HINTED, _HINTED.replace("hint=None", "hint=0"), hinted),
+                                               (EARLY, _HELPED, DRAINING_MIRRORS))):
+        loaded, settings = models(tmp_path / str(k), versions=(early, old, old),
+                                  plugin_files={"plug/patch.py": mirrors, **PATCHING})
+        result = scan_models(loaded, settings, extra_checks=(MirrorsCheck(),))
+        expect(result, ["PP1204 warning latent"])
+        assert only(result, "PP1204").args["pending"] == 1

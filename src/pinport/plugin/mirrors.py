@@ -28,11 +28,15 @@ from .records import Patch, PatchKind
 from .similarity import (
     SPEED_WORDS,
     block_ratio,
+    code_like,
+    code_names,
     debugging_module,
     getattr_guards,
     line_delta,
     line_tokens,
     normalise,
+    parameter_defaults,
+    prose_words,
     runtime_form,
 )
 
@@ -368,11 +372,15 @@ class Hunk:
     cosmetic: bool = False  # changes nothing that runs (docstrings, annotations, asserts, log text, layout)
     speed_only: bool = False  # changes how fast it runs or what a debug mode checks, never what it computes
     refactor_only: bool = False  # computes the same through a local, or without a getattr guard
+    parameters_only: bool = False  # adds or drops parameters, nothing else: what callers pass is the signatures'
+    acknowledged: tuple[str, ...] = ()  # names it brings that the copy's comments or strings name, not its code
 
     @property
     def to_port(self) -> bool:
-        """Upstream changed what running code computes here and the copy does not have the change."""
-        return not self.reflected and not self.cosmetic and not self.speed_only and not self.refactor_only
+        """Upstream changed what running code computes here and the copy does not have the change, nor
+        says in its own words that it does without it."""
+        return not (self.reflected or self.cosmetic or self.speed_only or self.refactor_only or self.parameters_only
+                    or self.acknowledged)
 
     @property
     def header(self) -> str:
@@ -410,7 +418,10 @@ class UpstreamChange:
                     "changes)" if h.cosmetic else " nothing to port (only speed or debug checks: memory pinning, "
                     "a dropped copy, compile hints, a debug-mode block)" if h.speed_only else " nothing to port "
                     "(a refactor: a local bound to a read, or the read inlined; a getattr guard dropped)"
-                    if h.refactor_only else " not in the plugin copy") if mark else ""
+                    if h.refactor_only else " nothing to port (only parameters added or dropped: the signature "
+                    "checks judge what callers pass)" if h.parameters_only else " not in the plugin copy, on "
+                    f"purpose: its comments name {', '.join(f'`{n}`' for n in h.acknowledged)}" if h.acknowledged
+                    else " not in the plugin copy") if mark else ""
             out.append(h.header + note)
             out.extend(h.lines)
         return tuple(out)
@@ -472,10 +483,59 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
         if any(not any(judged[k][2:]) for k in together) and _may_refactor(lines) \
                 and same_run([judged[k][0] for k in together], _speed_only(lines, debug), True):
             refactors.update(together)
-    hunks = [Hunk(copy.old.start + run[0], run[1] - run[0], copy.new.start + run[2], run[3] - run[2], tuple(lines),
-                  reflected, cosmetic, speed_only, k in refactors and not (reflected or cosmetic or speed_only))
-             for k, (run, lines, reflected, cosmetic, speed_only) in enumerate(judged)]
+    hunks = []
+    said = _Said(copy.ours)
+    for k, (run, lines, reflected, cosmetic, speed_only) in enumerate(judged):
+        refactor = k in refactors and not (reflected or cosmetic or speed_only)
+        settled = reflected or cosmetic or speed_only or refactor
+        parameters = not settled and _parameters_only(a, applied([run]))
+        acknowledged = () if settled or parameters else said.names(a, applied([run]))
+        hunks.append(Hunk(copy.old.start + run[0], run[1] - run[0], copy.new.start + run[2], run[3] - run[2],
+                          tuple(lines), reflected, cosmetic, speed_only, refactor, parameters, acknowledged))
     return UpstreamChange(copy.old.path, copy.new.path, tuple(hunks))
+
+
+def _parameters_only(before: list[str], after: list[str]) -> bool:
+    """Whether upstream's code (a hunk not cosmetic) changes only by parameters added or dropped: the code
+    runs the same without its parameter lists, and every parameter both keep keeps its kind and default (a
+    caller that binds to both gets the same values; a None default refused by a leading raise is none).
+    Whether callers pass what the copy takes is the signature checks' judgement of the copy itself, made
+    on OLD: the hunk has nothing the copy computes."""
+    old, new = "\n".join(before), "\n".join(after)
+    params, changed = parameter_defaults(old), parameter_defaults(new)
+    if params is None or changed is None or len(params) != len(changed):
+        return False
+    if any(p[name] != q[name] for p, q in zip(params, changed, strict=True) for name in p.keys() & q.keys()):
+        return False
+    form = runtime_form(old, parameters=False)
+    return form is not None and form == runtime_form(new, parameters=False)
+
+
+class _Said:
+    """What a copy names in its code and, apart from that, in its comments and strings."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._code: set[str] | None = None
+        self._prose: set[str] | None = None
+
+    def names(self, before: list[str], after: list[str]) -> tuple[str, ...]:
+        """The identifiers a hunk brings to upstream's code (`before` -> `after`) that the copy's code lacks
+        and its comments or strings name, when every one it brings is in the copy one way or the other and
+        those named only in words read as identifiers (`forward_qkv`, not `source`): the copy says it does
+        without the change (a patch's stated reason, a comment on the deviation). () otherwise."""
+        old, new = code_names("\n".join(before)), code_names("\n".join(after))
+        if old is None or new is None:
+            return ()
+        if self._code is None:
+            self._code = code_names(self.text) or set()
+            self._prose = prose_words(self.text) - self._code
+        assert self._prose is not None
+        fresh = new - old - _NOT_NAMES
+        unsaid = fresh - self._code
+        if not unsaid or not unsaid <= self._prose or not all(code_like(n) for n in unsaid):
+            return ()
+        return tuple(sorted(unsaid))
 
 
 _BOUND = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")  # a line binding a local name (or a keyword argument)
