@@ -240,9 +240,12 @@ def test_an_upstream_hunk_adding_or_dropping_parameters_only_is_not_to_port(load
 
 def test_a_parameter_change_that_changes_values_is_to_port(load):
     """A kept parameter's default changed (a caller omitting it gets another value), a parameter made
-    keyword-only, and a parameter added and used in the same hunk: each changes what the copy computes."""
+    keyword-only, parameters reordered (positional calls bind otherwise), and a parameter added and used in the
+    same hunk: each changes what the copy computes."""
     plain, limited = "def step(self, batch):", "def step(self, batch, limit=1):"
     for old, new in ((limited, "def step(self, batch, limit=2):"), (limited, "def step(self, batch, *, limit=1):"),
+                     (limited, "def step(self, limit=1, batch=None, hint=None):"),  # reordered (and a default)
+                     ("def step(self, batch, limit):", "def step(self, limit, batch):"),
                      (plain, "def step(self, batch, extra=0):")):
         upstream = ENGINE.replace(plain, new)
         if "extra" in new:

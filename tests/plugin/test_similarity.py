@@ -6,11 +6,14 @@ from pinport.plugin.similarity import (
     code_names,
     debugging_module,
     getattr_guards,
+    import_bindings,
+    imports_only,
     line_delta,
     line_tokens,
     normalise,
     parameter_defaults,
     prose_words,
+    read_names,
     runtime_form,
     token_ratio,
 )
@@ -161,3 +164,17 @@ def test_a_none_default_refused_by_a_leading_raise_is_no_default():
     defaulted = refused.replace("raise ValueError('no source')", "source = open_default()")  # a real default
     for other in (late, defaulted):
         assert parameter_defaults(other) != parameter_defaults(required)
+
+
+def test_imports_only_tells_a_change_of_sources_from_a_change_of_code():
+    before = "from vllm import _custom_ops as ops\n\n\ndef f(x):\n    return ops.g(x)\n"
+    platform = ("from vllm.platforms import current_platform\n\nif current_platform.is_cuda_alike():\n"
+                "    from vllm import _custom_ops as ops\nelse:\n    from vllm._ipex_ops import ipex_ops as ops\n\n\n"
+                "def f(x):\n    return ops.g(x)\n")
+    assert imports_only(before, platform) == (set(), {("current_platform", "vllm.platforms.current_platform"),
+                                                      ("ops", "vllm._ipex_ops.ipex_ops")})
+    assert imports_only(before, platform.replace("ops.g(x)", "ops.h(x)")) is None  # the code changed too
+    assert imports_only(before, before) is None and imports_only(before, "def f(:\n") is None
+    assert import_bindings("import a.b\nimport c.d as e\nfrom .x import y\nfrom z import *\n") == {
+        ("a", "a"), ("e", "c.d"), ("y", ".x.y")}
+    assert read_names(platform) >= {"current_platform", "ops", "x"} and "_custom_ops" not in read_names(platform)

@@ -254,3 +254,31 @@ def test_a_changed_default_or_an_unnamed_helper_still_lags(tmp_path):
         result = scan_models(loaded, settings, extra_checks=(MirrorsCheck(),))
         expect(result, ["PP1204 warning latent"])
         assert only(result, "PP1204").args["pending"] == 1
+
+
+# 1.0 takes `math` from a host module of its own (and documents `reset`, which changes nothing that runs)
+_MATH_MOVED = ATTN.replace("\nimport math\n", "\nfrom host.fastmath import math\n").replace(
+    "    def reset(self):\n", '    def reset(self):\n        """Forget the cached state."""\n')
+
+
+def test_a_fork_binding_a_moved_name_its_own_way_does_not_lag(tmp_path):
+    """Upstream changed only where `math` comes from; the fork takes its own `math`: nothing to port."""
+    fork = ATTN_FORK.replace("\nimport math\n", "\nfrom plug.kernels import math\n")
+    loaded, settings = models(tmp_path, versions=(ATTN, _MATH_MOVED, _MATH_MOVED), path="host/attn.py",
+                              plugin_files={"plug/tree_attn.py": fork})
+    [item] = plan_port(loaded, settings)
+    assert item.origin is not None and item.origin.version == "0.5" and item.origin.missed.pending == ()
+    assert [h.imports_only for h in item.origin.missed.hunks] == [True, False]
+    expect(scan_models(loaded, settings, extra_checks=(ForksCheck(),)), ["no PP0807"])
+
+
+def test_a_fork_keeping_the_old_source_of_a_moved_name_still_lags(tmp_path):
+    """The fork still imports the `math` upstream replaced (and an import added for no use is a side effect)."""
+    side_effect = ATTN.replace("\nimport math\n", "\nimport math\nimport host.registrations\n").replace(
+        "    def reset(self):\n", '    def reset(self):\n        """Forget the cached state."""\n')
+    for k, old in enumerate((_MATH_MOVED, side_effect)):
+        loaded, settings = models(tmp_path / str(k), versions=(ATTN, old, old), path="host/attn.py",
+                                  plugin_files={"plug/tree_attn.py": ATTN_FORK})
+        result = scan_models(loaded, settings, extra_checks=(ForksCheck(),))
+        expect(result, ["PP0807 warning latent"])
+        assert only(result, "PP0807").args["pending"] == 1

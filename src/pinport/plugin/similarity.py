@@ -16,6 +16,7 @@ import textwrap
 import tokenize
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 _TOKEN = re.compile(r"""(?P<str>[rRbBuUfF]{0,2}(?:'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"))|(?P<comment>\#.*)"""
                     r"""|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d[\w.]*)|(?P<op>\S)""")
@@ -220,6 +221,7 @@ class _SpeedForm(_RuntimeForm):
         return super().visit_Call(node)
 
 
+@lru_cache(maxsize=64)  # a copy's upstream text is judged once per hunk
 def runtime_form(text: str, *, speed: bool = False, debug: frozenset[str] = frozenset(),
                  refactor: bool = False, parameters: bool = True) -> str | None:
     """The code of `text` as it runs (layout, comments, docstrings, annotations, asserts, typing casts and
@@ -264,6 +266,7 @@ def _refusals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, str]:
     return out
 
 
+@lru_cache(maxsize=64)  # a copy's upstream text is judged once per hunk
 def parameter_defaults(text: str) -> list[dict[str, str]] | None:
     """Per def of `text` (in walk order), each parameter's kind and default (its source, "" for none, as for
     a None default the def refuses: `_refusals`); None when it does not parse. Two versions whose kept
@@ -311,6 +314,7 @@ def code_like(word: str) -> bool:
     return "_" in core or any(c.isdigit() for c in core) or any(c.isupper() for c in core[1:])
 
 
+@lru_cache(maxsize=64)  # a copy's upstream text is judged once per hunk
 def code_names(text: str) -> set[str] | None:
     """The identifiers a text's code uses or defines (names, attributes, defs, parameters, imports), not
     its prose; None when it does not parse."""
@@ -559,3 +563,67 @@ def _refactored(tree: ast.AST) -> ast.AST:
         while _inline_one(fn):
             pass
     return tree
+
+
+# -- imports: where a name comes from, apart from what the code computes ------------------------------
+class _Unimported(ast.NodeTransformer):
+    """Drops import statements, and `if`/`try` blocks left with nothing else (a platform's choice of module)."""
+
+    def visit_Import(self, node: ast.Import) -> None:
+        return None
+
+    visit_ImportFrom = visit_Import
+
+    def generic_visit(self, node: ast.AST) -> ast.AST | None:
+        super().generic_visit(node)
+        if isinstance(node, ast.If | ast.Try) and not any(
+                getattr(node, f, None) for f in ("body", "orelse", "handlers", "finalbody")):
+            return None
+        if isinstance(node, ast.ExceptHandler) and not node.body:
+            node.body = [ast.Pass()]  # an `except` of a try that keeps other parts
+        return node
+
+
+@lru_cache(maxsize=64)  # a copy's upstream text is judged once per hunk
+def import_bindings(text: str) -> set[tuple[str, str]] | None:
+    """(bound name, dotted source) of every import in a text (`from a import b as c` -> ("c", "a.b"));
+    None when it does not parse."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out.update(((a.asname or a.name.partition(".")[0]), a.name if a.asname else a.name.partition(".")[0])
+                       for a in n.names)
+        elif isinstance(n, ast.ImportFrom):
+            base = "." * n.level + (n.module or "")
+            out.update((a.asname or a.name, f"{base}.{a.name}") for a in n.names if a.name != "*")
+    return out
+
+
+@lru_cache(maxsize=64)  # a copy's upstream text is judged once per hunk
+def read_names(text: str) -> set[str] | None:
+    """The plain names a text's code reads or binds (not its imports' own aliases); None when it does not parse."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+@lru_cache(maxsize=64)  # a copy's upstream text is judged once per hunk
+def imports_only(before: str, after: str) -> tuple[set[tuple[str, str]], set[tuple[str, str]]] | None:
+    """The import bindings `after` drops and adds, when that is all that differs between the two texts (their
+    code without imports runs the same); None otherwise."""
+    try:
+        forms = [ast.dump(_Unimported().visit(_RuntimeForm().visit(ast.parse(textwrap.dedent(t)))))
+                 for t in (before, after)]
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    old, new = import_bindings(before), import_bindings(after)
+    if forms[0] != forms[1] or old is None or new is None or old == new:
+        return None
+    return old - new, new - old
+
