@@ -282,3 +282,17 @@ def test_a_fork_keeping_the_old_source_of_a_moved_name_still_lags(tmp_path):
         result = scan_models(loaded, settings, extra_checks=(ForksCheck(),))
         expect(result, ["PP0807 warning latent"])
         assert only(result, "PP0807").args["pending"] == 1
+
+
+def test_an_import_for_a_use_in_another_hunk_leaves_that_hunk_to_port(tmp_path):
+    """The import hunk binds `PAD` for a use upstream has further down: the import is nothing to port on its own,
+    the hunk using it is."""
+    padded = ATTN.replace("\nimport math\n", "\nimport math\n\nfrom host.consts import PAD\n").replace(
+        "        self.num_heads = 0\n", "        self.num_heads = PAD\n")
+    loaded, settings = models(tmp_path, versions=(ATTN, padded, padded), path="host/attn.py",
+                              plugin_files={"plug/tree_attn.py": ATTN_FORK})
+    [item] = plan_port(loaded, settings)
+    assert [(h.imports_only, h.to_port) for h in item.origin.missed.hunks] == [(True, False), (False, True)]
+    result = scan_models(loaded, settings, extra_checks=(ForksCheck(),))
+    expect(result, ["PP0807 warning latent"])
+    assert only(result, "PP0807").args["pending"] == 1

@@ -495,7 +495,7 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
         refactor = k in refactors and not (reflected or cosmetic or speed_only)
         settled = reflected or cosmetic or speed_only or refactor
         parameters = not settled and _parameters_only(a, applied([run]))
-        imports = not settled and not parameters and said.imports_only(a, applied([run]))
+        imports = not settled and not parameters and said.imports_only(a, applied([run]), b)
         acknowledged = () if settled or parameters or imports else said.names(a, applied([run]))
         hunks.append(Hunk(copy.old.start + run[0], run[1] - run[0], copy.new.start + run[2], run[3] - run[2],
                           tuple(lines), reflected, cosmetic, speed_only, refactor, parameters, imports, acknowledged))
@@ -538,15 +538,16 @@ class _CopyNames:
         self._prose: set[str] | None = None
         self._bindings: set[tuple[str, str]] | None = None
 
-    def imports_only(self, before: list[str], after: list[str]) -> bool:
+    def imports_only(self, before: list[str], after: list[str], upstream: list[str]) -> bool:
         """Whether a hunk changes only imports (`similarity.imports_only`), each name it binds anew is one
-        upstream's code reads (not an import for its side effects), and the copy binds no name whose sources
+        upstream's code reads (in `upstream`, all hunks applied: not an import for its side effects), and the
+        copy binds no name whose sources
         the hunk changes from a source upstream had before it: the copy takes such a name from a module of
         its own, or does not use it (the hunks using a name are judged on their own)."""
         if not any(x.lstrip().startswith(("import ", "from ")) for x in _changed(before, after)):
             return False  # no import line changed: cheaply not (parsing whole files per hunk is not)
         old, new = "\n".join(before), "\n".join(after)
-        changes, was, used = imports_only(old, new), import_bindings(old), read_names(new)
+        changes, was, used = imports_only(old, new), import_bindings(old), read_names("\n".join(upstream))
         if changes is None or was is None or used is None:
             return False
         dropped, added = changes
