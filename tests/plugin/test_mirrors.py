@@ -220,3 +220,64 @@ def test_names_alone_are_no_port_where_the_copy_may_lack_the_hunk(load):
     alone = _change(load, ENGINE, ENGINE.replace("outputs = []", "outputs = []\n        limit = clamp(self.config.limit)"),
                     half)
     assert alone is not None and alone.pending == ()  # without its partner the same hand port is in the copy
+
+
+def test_an_upstream_hunk_adding_or_dropping_parameters_only_is_not_to_port(load):
+    """A parameter added (unused there) or dropped, or a None default refused by a raise: the code computes the
+    same; whether callers pass what the copy takes is what the signature checks judge of the copy itself."""
+    hinted = ENGINE.replace("def step(self, batch):", "def step(self, batch, hint=None):")
+    refused = ENGINE.replace("def step(self, batch):", "def step(self, batch=None):\n        if batch is None:\n"
+                             "            raise ValueError('step needs a batch')")  # required all the same
+    for old, new, plugin in ((ENGINE, hinted, MIRROR), (ENGINE, refused, MIRROR),
+                             (hinted, ENGINE, MIRROR.replace("def step(self, batch):", "def step(self, batch, hint=None):"))):
+        change = _change(load, old, new, plugin)
+        assert change is not None and len(change.hunks) == 1 and change.pending == ()
+        [hunk] = change.hunks
+        assert (hunk.parameters_only, hunk.reflected, hunk.cosmetic, hunk.refactor_only) == (True, False, False, False)
+        assert change.diff_lines()[2].endswith("nothing to port (only parameters added or dropped: the signature "
+                                               "checks judge what callers pass)")
+
+
+def test_a_parameter_change_that_changes_values_is_to_port(load):
+    """A kept parameter's default changed (a caller omitting it gets another value), a parameter made
+    keyword-only, parameters reordered (positional calls bind otherwise), and a parameter added and used in the
+    same hunk: each changes what the copy computes."""
+    plain, limited = "def step(self, batch):", "def step(self, batch, limit=1):"
+    for old, new in ((limited, "def step(self, batch, limit=2):"), (limited, "def step(self, batch, *, limit=1):"),
+                     (limited, "def step(self, limit=1, batch=None, hint=None):"),  # reordered (and a default)
+                     ("def step(self, batch, limit):", "def step(self, limit, batch):"),
+                     (plain, "def step(self, batch, extra=0):")):
+        upstream = ENGINE.replace(plain, new)
+        if "extra" in new:
+            upstream = upstream.replace("self.steps += 1", "self.steps += 1 + extra")
+        change = _change(load, ENGINE.replace(plain, old), upstream, MIRROR.replace(plain, old))
+        assert change is not None and change.hunks and change.pending == change.hunks, new
+        assert not any(h.parameters_only for h in change.hunks)
+
+
+_STEPS_COUNTED = ENGINE.replace("self.steps += 1", "self.steps += count_steps(batch)")
+
+
+def test_an_upstream_hunk_the_copy_names_in_its_comments_is_not_to_port(load):
+    """The copy keeps its line and its comment names what upstream's hunk brings (`count_steps`): it does
+    without the change on purpose."""
+    for said in ("self.steps += 1  # one step per call here, not count_steps(batch)",
+                 'self.steps += 1\n        """Upstream counts by count_steps; the plugin counts calls."""'):
+        change = _change(load, ENGINE, _STEPS_COUNTED, MIRROR.replace("self.steps += 1", said))
+        assert change is not None and len(change.hunks) == 1 and change.pending == ()
+        [hunk] = change.hunks
+        assert hunk.acknowledged == ("count_steps",) and not (hunk.reflected or hunk.parameters_only)
+        assert change.diff_lines()[2].endswith("not in the plugin copy, on purpose: its comments name `count_steps`")
+
+
+def test_an_upstream_hunk_the_copy_does_not_name_in_words_is_to_port(load):
+    """A comment naming an English word (`stride`), one naming only some of the hunk's new names, and a copy
+    using the name in its code while it keeps the line upstream removed: each leaves the hunk to port."""
+    strided = ENGINE.replace("self.steps += 1", "self.steps += stride(batch)")
+    scaled = ENGINE.replace("self.steps += 1", "self.steps += count_steps(batch, step_scale)")
+    for new, said in ((strided, "self.steps += 1  # no stride here"),
+                      (scaled, "self.steps += 1  # not count_steps"),
+                      (_STEPS_COUNTED, "self.steps += 1\n        count_steps(batch)")):
+        change = _change(load, ENGINE, new, MIRROR.replace("self.steps += 1", said))
+        assert change is not None and change.hunks and change.pending == change.hunks, said
+        assert not any(h.acknowledged for h in change.hunks)

@@ -2,11 +2,18 @@
 
 from pinport.plugin.similarity import (
     block_ratio,
+    code_like,
+    code_names,
     debugging_module,
     getattr_guards,
+    import_bindings,
+    imports_only,
     line_delta,
     line_tokens,
     normalise,
+    parameter_defaults,
+    prose_words,
+    read_names,
     runtime_form,
     token_ratio,
 )
@@ -123,3 +130,51 @@ def test_refactor_form_keeps_a_read_moved_across_what_may_change_it():
             ("x = self.a()\n    return x", "return self.a()")):  # a call, not a read
         assert not _same_refactored(f"def f(self):\n    {bound}\n", f"def f(self):\n    {inlined}\n"), bound
     assert not _same_refactored("x = self.a\nprint(x)\n", "print(self.a)\n")  # a module global others may import
+
+
+def test_prose_words_and_code_names_tell_words_from_code():
+    text = ('def f(x):\n    """Unlike forward_qkv, split here."""\n    y = x.split(2)  # see MultiHeadAttention\n'
+            '    return g(y, mode="fast_path")\n')
+    assert prose_words(text) >= {"forward_qkv", "MultiHeadAttention", "fast_path", "Unlike", "split"}
+    assert code_names(text) == {"f", "x", "y", "split", "g", "mode"} and code_names("def f(:\n") is None
+    assert [w for w in ("forward_qkv", "MultiHeadAttention", "fp8", "source", "_private", "Blocks") if code_like(w)] == [
+        "forward_qkv", "MultiHeadAttention", "fp8"]
+    assert prose_words("x = '''unterminated\n") >= {"unterminated"} or prose_words("x = '''unterminated\n") == set()
+
+
+def test_runtime_form_without_parameters_and_the_parameter_defaults():
+    a = "def f(self, batch, limit=1):\n    return batch[:limit]\n"
+    b = "def f(self, batch, limit=1, hint=None):\n    return batch[:limit]\n"
+    assert runtime_form(a) != runtime_form(b) and runtime_form(a, parameters=False) == runtime_form(b, parameters=False)
+    assert runtime_form("f = lambda x: x\n", parameters=False) != runtime_form("f = lambda y: y\n", parameters=False)
+    assert parameter_defaults(b) == [{"self": "positional ", "batch": "positional ", "limit": "positional 1",
+                                      "hint": "positional None"}]
+    assert parameter_defaults("def g(a, /, *args, b=2, **kw):\n    pass\n") == [
+        {"a": "positional-only ", "args": "*", "b": "keyword-only 2", "kw": "**"}]
+
+
+def test_a_none_default_refused_by_a_leading_raise_is_no_default():
+    """`p=None` then `if p is None: raise` binds calls as a required `p` does (a call without it fails either way)."""
+    required = "def f(self, *, source):\n    return source.read()\n"
+    refused = "def f(self, *, source=None):\n    if source is None:\n        raise ValueError('no source')\n" \
+              "    return source.read()\n"
+    assert parameter_defaults(required) == parameter_defaults(refused)
+    assert runtime_form(required, parameters=False) == runtime_form(refused, parameters=False)
+    late = refused.replace("    if source", "    log(source)\n    if source")  # the None default is used first
+    defaulted = refused.replace("raise ValueError('no source')", "source = open_default()")  # a real default
+    for other in (late, defaulted):
+        assert parameter_defaults(other) != parameter_defaults(required)
+
+
+def test_imports_only_tells_a_change_of_sources_from_a_change_of_code():
+    before = "from vllm import _custom_ops as ops\n\n\ndef f(x):\n    return ops.g(x)\n"
+    platform = ("from vllm.platforms import current_platform\n\nif current_platform.is_cuda_alike():\n"
+                "    from vllm import _custom_ops as ops\nelse:\n    from vllm._ipex_ops import ipex_ops as ops\n\n\n"
+                "def f(x):\n    return ops.g(x)\n")
+    assert imports_only(before, platform) == (set(), {("current_platform", "vllm.platforms.current_platform"),
+                                                      ("ops", "vllm._ipex_ops.ipex_ops")})
+    assert imports_only(before, platform.replace("ops.g(x)", "ops.h(x)")) is None  # the code changed too
+    assert imports_only(before, before) is None and imports_only(before, "def f(:\n") is None
+    assert import_bindings("import a.b\nimport c.d as e\nfrom .x import y\nfrom z import *\n") == {
+        ("a", "a"), ("e", "c.d"), ("y", ".x.y")}
+    assert read_names(platform) >= {"current_platform", "ops", "x"} and "_custom_ops" not in read_names(platform)

@@ -215,3 +215,84 @@ def test_an_added_getattr_guard_still_lags(tmp_path):
     finding = only(result, "PP1204")
     assert finding.args["pending"] == 1 and f"+        {_STRIDED}" in finding.details
     assert finding.extra["origin"] == "0.5" and finding.extra["changed_in"] == ["1.0"]
+
+
+# 1.0 gave step a parameter its body does not use (a caller's hint), or counted the steps by a helper
+_HINTED = DRAINING_ENGINE.replace("def step(self, batch):", "def step(self, batch, hint=None):")
+_HELPED = DRAINING_ENGINE.replace("self.steps += 1", "self.steps += count_steps(batch)")
+
+
+def test_a_copy_missing_only_a_parameter_does_not_lag(tmp_path):
+    """The parameter changes nothing the copy computes; what callers pass is the signature checks' to judge."""
+    loaded, settings = models(tmp_path, versions=(EARLY, _HINTED, _HINTED))
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and step.origin.version == "0.5" and step.origin.changed_in == ("1.0",)
+    assert step.origin.missed.hunks and step.origin.missed.pending == ()
+    assert all(h.parameters_only for h in step.origin.missed.hunks)
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["no PP1204", "no PP1201"])
+
+
+def test_a_copy_naming_the_change_it_does_without_does_not_lag(tmp_path):
+    """The copy's comment names upstream's `count_steps`: it keeps its own count on purpose."""
+    plugin = {"plug/patch.py": DRAINING_MIRRORS.replace("self.steps += 1", "self.steps += 1  # not count_steps"),
+              **PATCHING}
+    loaded, settings = models(tmp_path, versions=(EARLY, _HELPED, _HELPED), plugin_files=plugin)
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and step.origin.version == "0.5"
+    assert [h.acknowledged for h in step.origin.missed.hunks] == [("count_steps",)]
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["no PP1204", "no PP1201"])
+
+
+def test_a_changed_default_or_an_unnamed_helper_still_lags(tmp_path):
+    """A default upstream changed gives callers that omit it another value; a helper the copy does not name
+    is a change it may not know of."""
+    hinted = DRAINING_MIRRORS.replace("def step(self, batch):", "def step(self, batch, hint=None):")
+    for k, (early, old, mirrors) in enumerate(((_HINTED, _HINTED.replace("hint=None", "hint=0"), hinted),
+                                               (EARLY, _HELPED, DRAINING_MIRRORS))):
+        loaded, settings = models(tmp_path / str(k), versions=(early, old, old),
+                                  plugin_files={"plug/patch.py": mirrors, **PATCHING})
+        result = scan_models(loaded, settings, extra_checks=(MirrorsCheck(),))
+        expect(result, ["PP1204 warning latent"])
+        assert only(result, "PP1204").args["pending"] == 1
+
+
+# 1.0 takes `math` from a host module of its own (and documents `reset`, which changes nothing that runs)
+_MATH_MOVED = ATTN.replace("\nimport math\n", "\nfrom host.fastmath import math\n").replace(
+    "    def reset(self):\n", '    def reset(self):\n        """Forget the cached state."""\n')
+
+
+def test_a_fork_binding_a_moved_name_its_own_way_does_not_lag(tmp_path):
+    """Upstream changed only where `math` comes from; the fork takes its own `math`: nothing to port."""
+    fork = ATTN_FORK.replace("\nimport math\n", "\nfrom plug.kernels import math\n")
+    loaded, settings = models(tmp_path, versions=(ATTN, _MATH_MOVED, _MATH_MOVED), path="host/attn.py",
+                              plugin_files={"plug/tree_attn.py": fork})
+    [item] = plan_port(loaded, settings)
+    assert item.origin is not None and item.origin.version == "0.5" and item.origin.missed.pending == ()
+    assert [h.imports_only for h in item.origin.missed.hunks] == [True, False]
+    expect(scan_models(loaded, settings, extra_checks=(ForksCheck(),)), ["no PP0807"])
+
+
+def test_a_fork_keeping_the_old_source_of_a_moved_name_still_lags(tmp_path):
+    """The fork still imports the `math` upstream replaced (and an import added for no use is a side effect)."""
+    side_effect = ATTN.replace("\nimport math\n", "\nimport math\nimport host.registrations\n").replace(
+        "    def reset(self):\n", '    def reset(self):\n        """Forget the cached state."""\n')
+    for k, old in enumerate((_MATH_MOVED, side_effect)):
+        loaded, settings = models(tmp_path / str(k), versions=(ATTN, old, old), path="host/attn.py",
+                                  plugin_files={"plug/tree_attn.py": ATTN_FORK})
+        result = scan_models(loaded, settings, extra_checks=(ForksCheck(),))
+        expect(result, ["PP0807 warning latent"])
+        assert only(result, "PP0807").args["pending"] == 1
+
+
+def test_an_import_for_a_use_in_another_hunk_leaves_that_hunk_to_port(tmp_path):
+    """The import hunk binds `PAD` for a use upstream has further down: the import is nothing to port on its own,
+    the hunk using it is."""
+    padded = ATTN.replace("\nimport math\n", "\nimport math\n\nfrom host.consts import PAD\n").replace(
+        "        self.num_heads = 0\n", "        self.num_heads = PAD\n")
+    loaded, settings = models(tmp_path, versions=(ATTN, padded, padded), path="host/attn.py",
+                              plugin_files={"plug/tree_attn.py": ATTN_FORK})
+    [item] = plan_port(loaded, settings)
+    assert [(h.imports_only, h.to_port) for h in item.origin.missed.hunks] == [(True, False), (False, True)]
+    result = scan_models(loaded, settings, extra_checks=(ForksCheck(),))
+    expect(result, ["PP0807 warning latent"])
+    assert only(result, "PP0807").args["pending"] == 1

@@ -28,11 +28,18 @@ from .records import Patch, PatchKind
 from .similarity import (
     SPEED_WORDS,
     block_ratio,
+    code_like,
+    code_names,
     debugging_module,
     getattr_guards,
+    import_bindings,
+    imports_only,
     line_delta,
     line_tokens,
     normalise,
+    parameter_defaults,
+    prose_words,
+    read_names,
     runtime_form,
 )
 
@@ -368,11 +375,16 @@ class Hunk:
     cosmetic: bool = False  # changes nothing that runs (docstrings, annotations, asserts, log text, layout)
     speed_only: bool = False  # changes how fast it runs or what a debug mode checks, never what it computes
     refactor_only: bool = False  # computes the same through a local, or without a getattr guard
+    parameters_only: bool = False  # adds or drops parameters, nothing else: what callers pass is the signatures'
+    imports_only: bool = False  # changes where names come from, nothing else; the copy binds them its own way
+    acknowledged: tuple[str, ...] = ()  # names it brings that the copy's comments or strings name, not its code
 
     @property
     def to_port(self) -> bool:
-        """Upstream changed what running code computes here and the copy does not have the change."""
-        return not self.reflected and not self.cosmetic and not self.speed_only and not self.refactor_only
+        """Upstream changed what running code computes here and the copy does not have the change, nor
+        says in its own words that it does without it."""
+        return not (self.reflected or self.cosmetic or self.speed_only or self.refactor_only or self.parameters_only
+                    or self.imports_only or self.acknowledged)
 
     @property
     def header(self) -> str:
@@ -410,7 +422,12 @@ class UpstreamChange:
                     "changes)" if h.cosmetic else " nothing to port (only speed or debug checks: memory pinning, "
                     "a dropped copy, compile hints, a debug-mode block)" if h.speed_only else " nothing to port "
                     "(a refactor: a local bound to a read, or the read inlined; a getattr guard dropped)"
-                    if h.refactor_only else " not in the plugin copy") if mark else ""
+                    if h.refactor_only else " nothing to port (only parameters added or dropped: the signature "
+                    "checks judge what callers pass)" if h.parameters_only else " nothing to port (only imports, "
+                    "each for a use upstream has elsewhere; the copy takes none of their names from where upstream "
+                    "took them)" if h.imports_only else " not in the plugin copy, on "
+                    f"purpose: its comments name {', '.join(f'`{n}`' for n in h.acknowledged)}" if h.acknowledged
+                    else " not in the plugin copy") if mark else ""
             out.append(h.header + note)
             out.extend(h.lines)
         return tuple(out)
@@ -472,10 +489,93 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
         if any(not any(judged[k][2:]) for k in together) and _may_refactor(lines) \
                 and same_run([judged[k][0] for k in together], _speed_only(lines, debug), True):
             refactors.update(together)
-    hunks = [Hunk(copy.old.start + run[0], run[1] - run[0], copy.new.start + run[2], run[3] - run[2], tuple(lines),
-                  reflected, cosmetic, speed_only, k in refactors and not (reflected or cosmetic or speed_only))
-             for k, (run, lines, reflected, cosmetic, speed_only) in enumerate(judged)]
+    hunks = []
+    said = _CopyNames(copy.ours)
+    for k, (run, lines, reflected, cosmetic, speed_only) in enumerate(judged):
+        refactor = k in refactors and not (reflected or cosmetic or speed_only)
+        settled = reflected or cosmetic or speed_only or refactor
+        parameters = not settled and _parameters_only(a, applied([run]))
+        imports = not settled and not parameters and said.imports_only(a, applied([run]), b)
+        acknowledged = () if settled or parameters or imports else said.names(a, applied([run]))
+        hunks.append(Hunk(copy.old.start + run[0], run[1] - run[0], copy.new.start + run[2], run[3] - run[2],
+                          tuple(lines), reflected, cosmetic, speed_only, refactor, parameters, imports, acknowledged))
     return UpstreamChange(copy.old.path, copy.new.path, tuple(hunks))
+
+
+def _changed(before: list[str], after: list[str]) -> list[str]:
+    """The lines of `after` that are not in `before` and those of `before` not in `after` (a hunk's changes)."""
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if op != "equal":
+            out += before[i1:i2] + after[j1:j2]
+    return out
+
+
+def _parameters_only(before: list[str], after: list[str]) -> bool:
+    """Whether upstream's code (a hunk not cosmetic) changes only by parameters added or dropped: the code
+    runs the same without its parameter lists, and every parameter both keep keeps its kind, default and
+    order (a caller that binds to both gets the same values; a None default refused by a leading raise is none).
+    Whether callers pass what the copy takes is the signature checks' judgement of the copy itself, made
+    on OLD: the hunk has nothing the copy computes."""
+    old, new = "\n".join(before), "\n".join(after)
+    params, changed = parameter_defaults(old), parameter_defaults(new)
+    if params is None or changed is None or len(params) != len(changed):
+        return False
+    for p, q in zip(params, changed, strict=True):
+        kept = p.keys() & q.keys()
+        if any(p[name] != q[name] for name in kept) or [n for n in p if n in kept] != [n for n in q if n in kept]:
+            return False  # a default or kind changed, or parameters reordered: calls bind otherwise
+    form = runtime_form(old, parameters=False)
+    return form is not None and form == runtime_form(new, parameters=False)
+
+
+class _CopyNames:
+    """What a copy names: in its code, apart from that in its comments and strings, and by its imports."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._code: set[str] | None = None
+        self._prose: set[str] | None = None
+        self._bindings: set[tuple[str, str]] | None = None
+
+    def imports_only(self, before: list[str], after: list[str], upstream: list[str]) -> bool:
+        """Whether a hunk changes only imports (`similarity.imports_only`), each name it binds anew is one
+        upstream's code reads (in `upstream`, all hunks applied: not an import for its side effects), and the
+        copy binds no name whose sources
+        the hunk changes from a source upstream had before it: the copy takes such a name from a module of
+        its own, or does not use it (the hunks using a name are judged on their own)."""
+        if not any(x.lstrip().startswith(("import ", "from ")) for x in _changed(before, after)):
+            return False  # no import line changed: cheaply not (parsing whole files per hunk is not)
+        old, new = "\n".join(before), "\n".join(after)
+        changes, was, used = imports_only(old, new), import_bindings(old), read_names("\n".join(upstream))
+        if changes is None or was is None or used is None:
+            return False
+        dropped, added = changes
+        if self._bindings is None:
+            self._bindings = import_bindings(self.text) or set()
+        changed = {name for name, _ in dropped | added}
+        return all(name in used for name, _ in added) and not any(
+            name in changed for name, _ in was & self._bindings)
+
+    def names(self, before: list[str], after: list[str]) -> tuple[str, ...]:
+        """The identifiers a hunk brings to upstream's code (`before` -> `after`) that the copy's code lacks
+        and its comments or strings name, when every one it brings is in the copy one way or the other and
+        those named only in words read as identifiers (`forward_qkv`, not `source`): the copy says it does
+        without the change (a patch's stated reason, a comment on the deviation). () otherwise."""
+        if self._code is None:
+            self._code = code_names(self.text) or set()
+            self._prose = prose_words(self.text) - self._code
+        assert self._prose is not None
+        if not self._prose & _names(_changed(before, after)):
+            return ()  # a name it brings is in an added line: none of them is in the copy's words
+        old, new = code_names("\n".join(before)), code_names("\n".join(after))
+        if old is None or new is None:
+            return ()
+        fresh = new - old - _NOT_NAMES
+        unsaid = fresh - self._code
+        if not unsaid or not unsaid <= self._prose or not all(code_like(n) for n in unsaid):
+            return ()
+        return tuple(sorted(unsaid))
 
 
 _BOUND = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")  # a line binding a local name (or a keyword argument)

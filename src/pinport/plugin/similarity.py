@@ -10,10 +10,13 @@ from __future__ import annotations
 import ast
 import copy
 import difflib
+import io
 import re
 import textwrap
+import tokenize
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 _TOKEN = re.compile(r"""(?P<str>[rRbBuUfF]{0,2}(?:'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"))|(?P<comment>\#.*)"""
                     r"""|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d[\w.]*)|(?P<op>\S)""")
@@ -218,17 +221,122 @@ class _SpeedForm(_RuntimeForm):
         return super().visit_Call(node)
 
 
+@lru_cache(maxsize=8)  # the upstream text before a copy's hunks, judged once per hunk
 def runtime_form(text: str, *, speed: bool = False, debug: frozenset[str] = frozenset(),
-                 refactor: bool = False) -> str | None:
+                 refactor: bool = False, parameters: bool = True) -> str | None:
     """The code of `text` as it runs (layout, comments, docstrings, annotations, asserts, typing casts and
     log text left out; with `speed`, also memory pinning, dense copies, compile hints and the `with`
     blocks of the `debug` context managers; with `refactor`, guarded reads made plain and locals bound
-    once to a pure read inlined), to compare two versions by; None when it does not parse."""
+    once to a pure read inlined; without `parameters`, the parameter lists of the defs left out), to compare
+    two versions by; None when it does not parse."""
     try:
         tree = (_SpeedForm(debug) if speed else _RuntimeForm()).visit(ast.parse(textwrap.dedent(text)))
+        if not parameters:
+            for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+                refused = _refusals(fn)
+                fn.body = [x for x in fn.body if id(x) not in refused] or [ast.Pass()]
+                fn.args = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                                        kwarg=None, defaults=[])
         return ast.dump(_refactored(tree) if refactor else tree)
     except (SyntaxError, ValueError, RecursionError):  # a nesting too deep to walk is never judged either
         return None
+
+
+def _refusals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, str]:
+    """The statements (by identity) of a def's leading `if p is None: raise ...` for a parameter `p` that
+    defaults to None, before anything else names `p`, each with `p`: such a parameter is required all the
+    same (a call without it fails either way), only with another error."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip((a.arg for a in positional[len(positional) - len(args.defaults):]), args.defaults,
+                        strict=True))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)
+    optional = {name for name, d in defaults.items() if isinstance(d, ast.Constant) and d.value is None}
+    out: dict[int, str] = {}
+    for stmt in fn.body:
+        test = stmt.test if isinstance(stmt, ast.If) else None
+        if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id in optional \
+                and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
+                and all(isinstance(x, ast.Raise) for x in stmt.body) and not stmt.orelse:
+            out[id(stmt)] = test.left.id
+            optional.discard(test.left.id)
+            continue
+        optional -= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+    return out
+
+
+@lru_cache(maxsize=8)  # the upstream text before a copy's hunks, judged once per hunk
+def parameter_defaults(text: str) -> list[dict[str, str]] | None:
+    """Per def of `text` (in walk order), each parameter's kind and default (its source, "" for none, as for
+    a None default the def refuses: `_refusals`); None when it does not parse. Two versions whose kept
+    parameters agree here bind a call the same way."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    out = []
+    for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+        required = set(_refusals(fn).values())
+        args = fn.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        params = {a.arg: f"{kind} {ast.unparse(d) if d is not None and a.arg not in required else ''}" for kind, group in (
+            ("positional-only", zip(args.posonlyargs, defaults, strict=False)),
+            ("positional", zip(args.args, defaults[len(args.posonlyargs):], strict=True)),
+            ("keyword-only", zip(args.kwonlyargs, args.kw_defaults, strict=True))) for a, d in group}
+        params.update({a.arg: kind for kind, a in (("*", args.vararg), ("**", args.kwarg)) if a is not None})
+        out.append(params)
+    return out
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def prose_words(text: str) -> set[str]:
+    """The words of a text's comments and string literals (docstrings, a patch's stated reason): where a
+    copy says in words what it does differently from upstream."""
+    parts: list[str] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(textwrap.dedent(text)).readline):
+            if tok.type in (tokenize.COMMENT, tokenize.STRING) or tok.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+                parts.append(tok.string)
+    except (tokenize.TokenError, SyntaxError, ValueError):  # an unterminated construct: line by line
+        parts = [m.group() for line in text.splitlines() for m in _TOKEN.finditer(line)
+                 if m.lastgroup in ("str", "comment")]
+    return {w for part in parts for w in _IDENTIFIER.findall(part)}
+
+
+def code_like(word: str) -> bool:
+    """Whether a word reads as an identifier, not as English: an inner `_`, a digit or an inner capital
+    (`forward_qkv`, `MultiHeadAttention`), so prose naming it names the code."""
+    core = word.strip("_")
+    return "_" in core or any(c.isdigit() for c in core) or any(c.isupper() for c in core[1:])
+
+
+@lru_cache(maxsize=8)  # the upstream text before a copy's hunks, judged once per hunk
+def code_names(text: str) -> set[str] | None:
+    """The identifiers a text's code uses or defines (names, attributes, defs, parameters, imports), not
+    its prose; None when it does not parse."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(n.name)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+        elif isinstance(n, ast.keyword) and n.arg:
+            out.add(n.arg)
+        elif isinstance(n, ast.alias):
+            out.update(_IDENTIFIER.findall(n.asname or n.name))
+    return out
 
 
 def debugging_module(path: str) -> bool:
@@ -455,3 +563,67 @@ def _refactored(tree: ast.AST) -> ast.AST:
         while _inline_one(fn):
             pass
     return tree
+
+
+# -- imports: where a name comes from, apart from what the code computes ------------------------------
+class _Unimported(ast.NodeTransformer):
+    """Drops import statements, and `if`/`try` blocks left with nothing else (a platform's choice of module)."""
+
+    def visit_Import(self, node: ast.Import) -> None:
+        return None
+
+    visit_ImportFrom = visit_Import
+
+    def generic_visit(self, node: ast.AST) -> ast.AST | None:
+        super().generic_visit(node)
+        if isinstance(node, ast.If | ast.Try) and not any(
+                getattr(node, f, None) for f in ("body", "orelse", "handlers", "finalbody")):
+            return None
+        if isinstance(node, ast.ExceptHandler) and not node.body:
+            node.body = [ast.Pass()]  # an `except` of a try that keeps other parts
+        return node
+
+
+@lru_cache(maxsize=8)  # the upstream text before a copy's hunks, judged once per hunk
+def import_bindings(text: str) -> set[tuple[str, str]] | None:
+    """(bound name, dotted source) of every import in a text (`from a import b as c` -> ("c", "a.b"));
+    None when it does not parse."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out.update(((a.asname or a.name.partition(".")[0]), a.name if a.asname else a.name.partition(".")[0])
+                       for a in n.names)
+        elif isinstance(n, ast.ImportFrom):
+            base = "." * n.level + (n.module or "")
+            out.update((a.asname or a.name, f"{base}.{a.name}") for a in n.names if a.name != "*")
+    return out
+
+
+@lru_cache(maxsize=8)  # the upstream text before a copy's hunks, judged once per hunk
+def read_names(text: str) -> set[str] | None:
+    """The plain names a text's code reads or binds (not its imports' own aliases); None when it does not parse."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+@lru_cache(maxsize=8)  # the upstream text before a copy's hunks, judged once per hunk
+def imports_only(before: str, after: str) -> tuple[set[tuple[str, str]], set[tuple[str, str]]] | None:
+    """The import bindings `after` drops and adds, when that is all that differs between the two texts (their
+    code without imports runs the same); None otherwise."""
+    try:
+        forms = [ast.dump(_Unimported().visit(_RuntimeForm().visit(ast.parse(textwrap.dedent(t)))))
+                 for t in (before, after)]
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    old, new = import_bindings(before), import_bindings(after)
+    if forms[0] != forms[1] or old is None or new is None or old == new:
+        return None
+    return old - new, new - old
+
