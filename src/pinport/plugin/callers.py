@@ -475,7 +475,7 @@ def _construction_fails(view: HostView, path: str, params: tuple[Param, ...], re
             continue  # only longer names contain it (`ModelOptFp8MoEMethod`)
         tree = view.index.parsed(module)
         aliases = view.index.module_memo(module, ("class-aliases", short, off_module),
-                                         lambda t=tree: _class_aliases(t, short, off_module)) \
+                                         lambda t=tree: class_aliases(t, short, off_module)) \
             if tree is not None else None
         if aliases is None:
             return True
@@ -686,7 +686,7 @@ def constructions_bind(view: HostView, patch: Patch, replaced: frozenset[str]) -
     """Whether every host construction of a class whose `__init__` the plugin replaces passes
     positionally only what binds to the same parameters of the replacement as of the original: the
     class's own and those of the host subclasses inheriting `__init__`, the class bound to a local
-    and called (`_class_aliases`). False where a host subclass defines its own `__init__` (its call
+    and called (`class_aliases`). False where a host subclass defines its own `__init__` (its call
     up is not judged here), the class is named as a string or handed on, or a call unpacks `*args`."""
     owner, base = view.replaced_member(patch.owner, patch.name)
     if patch.name != "__init__" or owner is None or owner.kind != CLASS or base is None \
@@ -723,7 +723,7 @@ def _calls_up_alike(view: HostView, sub: Symbol, params: tuple[Param, ...]) -> b
     return all(not any(isinstance(a, ast.Starred) for a in c.args) and not bind_call(params, c) for c in ups)
 
 
-def _class_aliases(tree: ast.Module, name: str, off_module: bool = False) -> tuple[tuple[str, int, int], ...] | None:
+def class_aliases(tree: ast.Module, name: str, off_module: bool = False) -> tuple[tuple[str, int, int], ...] | None:
     """How a module uses a host class `name` that a plugin class stands in for, as its constructions
     see it: (local name, first, last line of its function; 0, 0 at module level) for each name the
     class is bound to (`cls = Host`, `cls = A if c else Host`) and then only called or type-tested
@@ -935,11 +935,11 @@ def handed_on(view: HostView, patch: Patch) -> bool:
     if any(referenced_bare(index, m, name) for m in modules_mentioning(index, f".{name}", top)):
         return True
     return owner is not None and owner.kind == MODULE and any(
-        index.module_memo(m, ("named-bare", name), lambda m=m: _named_bare(index.parsed(m), name))
+        index.module_memo(m, ("named-bare", name), lambda m=m: named_bare(index.parsed(m), name))
         for m in modules_mentioning(index, name, top))
 
 
-def _named_bare(tree: ast.Module | None, name: str) -> bool:
+def named_bare(tree: ast.Module | None, name: str) -> bool:
     """Whether a module reads the plain name `name` other than to call it (`hooks = [name]`); one walk
     (a call comes before its callee, breadth first), stopping at the first."""
     if tree is None:

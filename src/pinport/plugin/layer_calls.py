@@ -38,9 +38,9 @@ from ..model.summary import ClassInfo, FunctionInfo, Param
 from ..model.units import Unit, call_name, module_units, spans, walk_unit
 from ..model.words import word
 from .callers import (
-    _class_aliases,
-    _named_bare,
+    class_aliases,
     class_as_value,
+    named_bare,
     named_dynamically,
     replacement_params,
 )
@@ -227,7 +227,7 @@ class _Flow:
             if tree is None:
                 return False
             lines = text_lines(index, caller, f"{name}(")
-            if index.module_memo(caller, ("named-bare", name), lambda t=tree: _named_bare(t, name)):
+            if index.module_memo(caller, ("named-bare", name), lambda t=tree: named_bare(t, name)):
                 return False  # the factory handed on as a value
             for other in module_units(index, caller):
                 if not any(spans(other, line) for line in lines) or f"{caller}.{other.qualname}" in self.replaced:
@@ -467,7 +467,7 @@ class _Flow:
         sites: list[tuple[CallSite, int]] = []
         if not unit.cls:  # a module function: every host call of it (it must not be handed on as a value)
             path, index = f"{module}.{unit.qualname}", view.index
-            if any(index.module_memo(m, ("named-bare", unit.qualname), lambda m=m: _named_bare(index.parsed(m), unit.qualname))
+            if any(index.module_memo(m, ("named-bare", unit.qualname), lambda m=m: named_bare(index.parsed(m), unit.qualname))
                    for m in modules_mentioning(index, unit.qualname, resolver.top)):
                 return None
             sites = [(site, 0) for site in iter_call_sites(resolver, unit.qualname, lambda c: c.sym.path == path)]
@@ -676,7 +676,7 @@ def _constructions(view: HostView, cls: Symbol,
             continue
         tree = index.parsed(module)
         aliases = index.module_memo(module, ("class-aliases", short, False),
-                                    lambda t=tree: _class_aliases(t, short)) if tree is not None else None
+                                    lambda t=tree: class_aliases(t, short)) if tree is not None else None
         if aliases is None:
             return None
         lines = text_lines(index, module, f"{short}(")

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import hashlib
 import keyword
 import re
 import textwrap
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -442,7 +443,17 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
     ours = set(_substance(copy.ours))
     theirs = set(_substance(copy.theirs or ""))
     debug = debug_names(new, copy.new.module)
-    before: dict[tuple[bool, bool], str | None] = {}  # the runtime forms of `a`, made for the first hunk needing one
+    before: dict[tuple[bool, bool], bytes | None] = {}  # the runtime forms of `a`, made for the first hunk needing one
+
+    def form(text: str, **how: object) -> bytes | None:
+        """A digest of `runtime_form(text, **how)` (equal forms, equal digests), made once per text on this
+        host index: both sides of a scan, and every check reading the change, judge the same hunks; digests
+        keep the memo small where a text is a whole forked file."""
+        def build() -> bytes | None:
+            found = runtime_form(text, **how)  # type: ignore[arg-type]
+            return None if found is None else hashlib.blake2b(found.encode(), digest_size=16).digest()
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        return old.memo(("runtime-form", key, *sorted(how.items())), build)
 
     def applied(runs: list[_Run]) -> list[str]:
         """Upstream's OLD code with only these hunks applied."""
@@ -456,13 +467,13 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
         """Upstream's code with only these hunks applied runs as before them (with `speed`: computes the same;
         with `refactor`: computes the same through other locals, and reads no attribute with a new guard)."""
         if (speed, refactor) not in before:
-            before[speed, refactor] = runtime_form("\n".join(a), speed=speed, debug=debug, refactor=refactor)
+            before[speed, refactor] = form("\n".join(a), speed=speed, debug=debug, refactor=refactor)
         text = "\n".join(applied(runs))
         if refactor:
             guards, guarded = getattr_guards("\n".join(a)), getattr_guards(text)
             if guards is None or guarded is None or not guarded <= guards:
                 return False  # upstream guards a read it did not: the attribute may be missing (a fix)
-        return before[speed, refactor] is not None and before[speed, refactor] == runtime_form(
+        return before[speed, refactor] is not None and before[speed, refactor] == form(
             text, speed=speed, debug=debug, refactor=refactor)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     runs: list[_Run] = []
@@ -494,7 +505,7 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
     for k, (run, lines, reflected, cosmetic, speed_only) in enumerate(judged):
         refactor = k in refactors and not (reflected or cosmetic or speed_only)
         settled = reflected or cosmetic or speed_only or refactor
-        parameters = not settled and _parameters_only(a, applied([run]))
+        parameters = not settled and _parameters_only(a, applied([run]), form)
         imports = not settled and not parameters and said.imports_only(a, applied([run]), b)
         acknowledged = () if settled or parameters or imports else said.names(a, applied([run]))
         hunks.append(Hunk(copy.old.start + run[0], run[1] - run[0], copy.new.start + run[2], run[3] - run[2],
@@ -511,7 +522,7 @@ def _changed(before: list[str], after: list[str]) -> list[str]:
     return out
 
 
-def _parameters_only(before: list[str], after: list[str]) -> bool:
+def _parameters_only(before: list[str], after: list[str], form: Callable[..., bytes | None]) -> bool:
     """Whether upstream's code (a hunk not cosmetic) changes only by parameters added or dropped: the code
     runs the same without its parameter lists, and every parameter both keep keeps its kind, default and
     order (a caller that binds to both gets the same values; a None default refused by a leading raise is none).
@@ -525,8 +536,8 @@ def _parameters_only(before: list[str], after: list[str]) -> bool:
         kept = p.keys() & q.keys()
         if any(p[name] != q[name] for name in kept) or [n for n in p if n in kept] != [n for n in q if n in kept]:
             return False  # a default or kind changed, or parameters reordered: calls bind otherwise
-    form = runtime_form(old, parameters=False)
-    return form is not None and form == runtime_form(new, parameters=False)
+    unlisted = form(old, parameters=False)
+    return unlisted is not None and unlisted == form(new, parameters=False)
 
 
 class _CopyNames:

@@ -16,7 +16,6 @@ import textwrap
 import tokenize
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
 
 _TOKEN = re.compile(r"""(?P<str>[rRbBuUfF]{0,2}(?:'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"))|(?P<comment>\#.*)"""
                     r"""|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d[\w.]*)|(?P<op>\S)""")
@@ -221,7 +220,6 @@ class _SpeedForm(_RuntimeForm):
         return super().visit_Call(node)
 
 
-@lru_cache(maxsize=8)  # the upstream text before a copy's hunks, judged once per hunk
 def runtime_form(text: str, *, speed: bool = False, debug: frozenset[str] = frozenset(),
                  refactor: bool = False, parameters: bool = True) -> str | None:
     """The code of `text` as it runs (layout, comments, docstrings, annotations, asserts, typing casts and
@@ -266,7 +264,6 @@ def _refusals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, str]:
     return out
 
 
-@lru_cache(maxsize=8)  # the upstream text before a copy's hunks, judged once per hunk
 def parameter_defaults(text: str) -> list[dict[str, str]] | None:
     """Per def of `text` (in walk order), each parameter's kind and default (its source, "" for none, as for
     a None default the def refuses: `_refusals`); None when it does not parse. Two versions whose kept
@@ -314,7 +311,6 @@ def code_like(word: str) -> bool:
     return "_" in core or any(c.isdigit() for c in core) or any(c.isupper() for c in core[1:])
 
 
-@lru_cache(maxsize=8)  # the upstream text before a copy's hunks, judged once per hunk
 def code_names(text: str) -> set[str] | None:
     """The identifiers a text's code uses or defines (names, attributes, defs, parameters, imports), not
     its prose; None when it does not parse."""
@@ -584,7 +580,6 @@ class _Unimported(ast.NodeTransformer):
         return node
 
 
-@lru_cache(maxsize=8)  # the upstream text before a copy's hunks, judged once per hunk
 def import_bindings(text: str) -> set[tuple[str, str]] | None:
     """(bound name, dotted source) of every import in a text (`from a import b as c` -> ("c", "a.b"));
     None when it does not parse."""
@@ -603,7 +598,6 @@ def import_bindings(text: str) -> set[tuple[str, str]] | None:
     return out
 
 
-@lru_cache(maxsize=8)  # the upstream text before a copy's hunks, judged once per hunk
 def read_names(text: str) -> set[str] | None:
     """The plain names a text's code reads or binds (not its imports' own aliases); None when it does not parse."""
     try:
@@ -613,7 +607,6 @@ def read_names(text: str) -> set[str] | None:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
-@lru_cache(maxsize=8)  # the upstream text before a copy's hunks, judged once per hunk
 def imports_only(before: str, after: str) -> tuple[set[tuple[str, str]], set[tuple[str, str]]] | None:
     """The import bindings `after` drops and adds, when that is all that differs between the two texts (their
     code without imports runs the same); None otherwise."""
