@@ -94,11 +94,17 @@ def test_a_registered_model_is_built_and_called_by_keyword(register, init, forwa
     assert _model(result) == warned
 
 
-def test_an_unregistered_model_class_keeps_its_warnings():
-    """The same model only named in a table no registrar takes: nothing says the host calls it by keyword."""
+@pytest.mark.parametrize("setup", [
+    'from plug.mine import MyModel\n\nMODELS = {"MyArch": MyModel}\n',
+    # the plugin's own registry's `register_model`, not the host's: what it does with the class is not stated
+    'from plug.mine import MyModel\n\n\nclass Models:\n    def register_model(self, arch, cls):\n'
+    '        self.cls = cls\n\n\nModels().register_model("MyArch", MyModel)\n',
+])
+def test_an_unregistered_model_class_keeps_its_warnings(setup):
+    """The same model only named in a table no host registrar takes: nothing says the host calls it by keyword."""
     plugin = {"plug/mine.py": MODEL.format(init=", config=None, *args, vllm_config=None, prefix='', **kwargs",
                                            forward=", input_ids, **kwargs"),
-              "plug/setup.py": 'from plug.mine import MyModel\n\nMODELS = {"MyArch": MyModel}\n'}
+              "plug/setup.py": setup}
     result = run_scan(HOST, HOST, plugin, checks=(SignaturesCheck(),), **SETTINGS)
     assert _model(result) == [("PP0101", "warning", 8, "positions"), ("PP0104", "warning", 5, "prefix"),
                               ("PP0104", "warning", 5, "vllm_config")]

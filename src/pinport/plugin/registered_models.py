@@ -88,13 +88,24 @@ def registered_classes(plugin: PluginModel, registrars: tuple[str, ...]) -> froz
             func = call.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             for registrar, keyword in parts:
-                if name != registrar:
-                    continue
+                if name != registrar or not _host_named(plugin, module, func):
+                    continue  # another registry's method of that name (a plugin's own model table)
                 given = next((k.value for k in call.keywords if k.arg == keyword), None)
                 given = given if given is not None else call.args[1] if len(call.args) > 1 else None
                 if given is not None:
                     out |= _named(plugin, module, given, loops.get(id(call)))
     return frozenset(out)
+
+
+def _host_named(plugin: PluginModel, module: str, func: ast.expr) -> bool:
+    """Whether a called name is the host's: `ModelRegistry.register_model` with `ModelRegistry` imported from the
+    host (at module level or inside the function calling it)."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return False
+    path = plugin.names.binding_path(module, func.id) or _imported_inside(plugin, module, func.id)
+    return path is not None and plugin.names.is_host(plugin.names.follow(path))
 
 
 def _named(plugin: PluginModel, module: str, node: ast.expr, loop: ast.For | None) -> set[str]:
