@@ -35,7 +35,7 @@ HOST = {
 }
 IMPLICIT = {"called_implicitly": ("forward",)}  # torch runs `forward` when the host calls the model, as vLLM's profile says
 SETTINGS = {**IMPLICIT, "model_registrars": ("register_model(model_arch, model_cls)",),
-            "registered_model_calls": ("__init__(vllm_config, prefix)",
+            "registered_model_calls": ("__init__(vllm_config, prefix)", "__init__(vllm_config)",
                                        "forward(input_ids, positions, intermediate_tensors, inputs_embeds, **)")}
 MODEL = """
 from host.models.base import ModelBase
@@ -83,6 +83,10 @@ def _model(result) -> list[tuple]:
     # vllm_config positional-only: the keyword call cannot pass it
     (", vllm_config, /, *, prefix=''", ", input_ids, **kwargs", SETTINGS, [("PP0104", "warning", 5, "prefix"),
                                                                             ("PP0104", "warning", 5, "vllm_config")]),
+    # prefix required: the second way the host builds it (vllm_config alone) does not pass it
+    (", *, vllm_config, prefix", ", input_ids, **kwargs", SETTINGS, [("PP0104", "warning", 5, "prefix"),
+                                                                       ("PP0104", "warning", 5, "vllm_config"),
+                                                                       ("PP0107", "warning", 5, "prefix")]),
     # an extra required positional no host call passes; a forward without **kwargs drops the runner's extras
     (", vllm_config, extra, *, prefix=''", ", input_ids, positions, intermediate_tensors=None, inputs_embeds=None",
      SETTINGS, [("PP0104", "warning", 5, "prefix"), ("PP0201", "warning", 5, "extra")]),

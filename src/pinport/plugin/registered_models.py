@@ -10,7 +10,8 @@ profile states those calls (settings `model-registrars`, `registered-model-calls
 classes registered and judges whether an override of the member binds the stated call. A positional-order
 or kind mismatch of such an override (a parameter made keyword-only, a positional the override moves or
 absorbs in `**kwargs`) then trips no host call; a parameter the call does not pass and the override
-requires, or a keyword it cannot take, still does.
+requires, or a keyword it cannot take, still does. Not told apart: a registered class that serves as a
+Medusa draft head, which vLLM's proposer calls positionally (v1/spec_decode/medusa.py:43).
 """
 
 from __future__ import annotations
@@ -206,18 +207,18 @@ def _imported_inside(plugin: PluginModel, module: str, name: str) -> str | None:
 
 def registered_call(patch: Patch, registered: frozenset[str], calls: tuple[ModelCall, ...],
                     lineage: Lineage | None, registrations: frozenset[tuple[str, str]]) -> ModelCall | None:
-    """The host's call of the member an override replaces, when the override's class is one the plugin registers
+    """The host's call of the member an override replaces (the first, when it calls it several ways), when the override's class is one the plugin registers
     (`registered`), reaches the host no other way the lineage sees (installed in place of a host class, swapped
     in, returned by a hook, decorated by or handed to a host function other than a registrar, `registrations`:
-    `registrar_arguments`), and the override takes that call; None
+    `registrar_arguments`), and the override takes every such call; None
     otherwise: then the host may still call it some way the check judges."""
     if patch.kind is not PatchKind.OVERRIDE or patch.function is None or not patch.via \
             or f"{patch.plugin_module}.{patch.via}" not in registered:
         return None
-    call = next((c for c in calls if c.member == patch.name), None)
-    if call is None or lineage is None or lineage.installed_as or lineage.swapped or lineage.hooks \
+    mine = [c for c in calls if c.member == patch.name]  # each way the host calls it (the loader, tensorizer's)
+    if not mine or lineage is None or lineage.installed_as or lineage.swapped or lineage.hooks \
             or lineage.decorators or not set(lineage.arguments) <= registrations:
         return None
     params = patch.function.signature.params
     params = params[1:] if params and params[0].kind <= ParamKind.POSITIONAL_OR_KEYWORD else params
-    return call if call.binds(params) else None
+    return mine[0] if all(c.binds(params) for c in mine) else None
