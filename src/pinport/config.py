@@ -82,6 +82,14 @@ def _op_registrar(value: Any, where: str) -> str:
     return value
 
 
+def _model_call(value: Any, where: str) -> str:
+    """`"member(keyword, ..., **)"`: a member of a registered model and the keywords the host calls it with."""
+    value = nonempty(value, where)
+    if not re.fullmatch(r"\s*\w+\s*\(\s*(\*\*|\w+)?(\s*,\s*(\*\*|\w+))*\s*\)\s*", value):
+        raise ConfigError(f"{where} must look like 'forward(input_ids, positions, **)', not {value!r}")
+    return value
+
+
 def optional(rule: Rule) -> Rule:
     """The rule, or "" for "not set"."""
     return lambda value, where: "" if value == "" else rule(value, where)
@@ -323,6 +331,11 @@ class Settings:
     # the function (`"direct_register_custom_op(op_name, op_func)"`): the function runs where
     # `torch.ops.<ns>.<op>` is called (the caller graph of `plugin.host_paths`)
     op_registrars: tuple[str, ...] = setting((), strings(_op_registrar))
+    # host functions registering a model class, with the parameter naming the class (`"register_model(model_arch,
+    # model_cls)"`), and how the host calls the members of a class so registered, only by these keywords
+    # (`"forward(input_ids, positions, **)"`, `**`: and further keywords): `plugin.registered_models`
+    model_registrars: tuple[str, ...] = setting((), strings(_op_registrar))
+    registered_model_calls: tuple[str, ...] = setting((), strings(_model_call))
     # how host expressions that build plain values (tensors), not host objects, start
     plain_values: tuple[str, ...] = setting((), strings(nonempty))
     # type names of single values in host annotations (`torch.Tensor`): a call declared to return one

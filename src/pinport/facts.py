@@ -58,6 +58,12 @@ from .plugin.reach import (
 )
 from .plugin.receivers import plugin_stores
 from .plugin.records import Patch, PatchKind
+from .plugin.registered_models import (
+    ModelCall,
+    registered_call,
+    registered_classes,
+    registrar_arguments,
+)
 from .plugin.release_copies import Selector, find_selectors, version_of
 from .plugin.source_patches import (
     SourcePatches,
@@ -562,6 +568,16 @@ class ScanFacts:
             return None if stores is None else tuple(
                 (self.class_shape(s.cls) if s.cls else None, s.on_self, s.of_self) for s in stores)
         return self.keep(("plugin-stores", attr), build)
+
+    def registered_model_call(self, patch: Patch) -> ModelCall | None:
+        """The keyword call the host's loader or runner makes of the member an override of a plugin model class
+        replaces, when the plugin registers the class with the host's model registry and the override takes
+        that call (see `plugin.registered_models`)."""
+        registered = self.keep(("registered-models",), lambda: registered_classes(
+            self.plugin, self.settings.model_registrars))
+        calls = tuple(c for text in self.settings.registered_model_calls if (c := ModelCall.parse(text)) is not None)
+        return registered_call(patch, registered, calls, self.lineage(patch), registrar_arguments(
+            self.settings.model_registrars)) if registered and calls else None
 
     def lineage(self, patch: Patch) -> Lineage | None:
         """Where host code can meet instances of the plugin class an override belongs to (see

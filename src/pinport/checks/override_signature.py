@@ -186,6 +186,12 @@ class SignaturesCheck:
                 details = notes + tuple(f"confirmed by {ctx.host.index.paths[module]}:{line}, which calls "
                                         f"it through `self.{attr}`, set to the plugin's class"
                                         for module, line, attr in confirmed)
+            elif cap is not None and level.rank <= cap.rank and (call := ctx.facts.registered_model_call(patch)):
+                level = Severity.INFO  # a registered model: the host builds and calls it only by keyword
+                details = notes + (f"the plugin registers `{patch.via}` with the host's model registry, which "
+                                   f"calls `{patch.name}` only by keyword ({', '.join(call.keywords)}"
+                                   f"{', ...' if call.more else ''}; settings `registered-model-calls`), and the "
+                                   "override takes that call",)
             elif cap is not None and level.rank <= cap.rank and not ctx.facts.override_reached(ctx.host, patch,
                                                                                                in_order):
                 level = Severity.INFO  # only the plugin calls it, or every host call binds to the override
