@@ -336,3 +336,13 @@ def test_a_near_tie_with_a_copy_not_knowing_the_newer_code_still_lags(tmp_path):
     result = scan_models(loaded, settings, extra_checks=(MirrorsCheck(),))
     expect(result, ["PP1204 warning latent"])
     assert only(result, "PP1204").args["pending"] == 1
+
+
+def test_a_near_tie_with_a_copy_knowing_only_some_newer_code_still_lags(tmp_path):
+    """A partial port: the copy takes 1.0's `scale` but not its `limit`, so it may lack that change."""
+    limited = _LONG_SCALED.replace("outputs.append(value)\n        return outputs\n", "outputs.append(value)\n        return outputs[: self.limit]\n")
+    copy = _LONG_STEP.replace("def step(self, batch):", "def step(self, batch, scale):")
+    loaded, settings = models(tmp_path, versions=(_LONG_EARLY, limited, limited), plugin_files=_long_copy(copy))
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and step.origin.version == "0.5" and step.origin.score - step.origin.old_score < 0.01
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["PP1204 warning latent"])

@@ -83,10 +83,12 @@ def _names(text: str) -> set[str]:
 
 
 def knows_newer_code(ours: str, origin: str, old: str) -> bool:
-    """Whether a copy names an identifier upstream brought in after `origin` (OLD has it, `origin` does
-    not): it was made from code at least that new, so a near tie in similarity is no evidence of
-    an older origin (a re-wrap or a rewrite moves the scores more than that)."""
-    return bool((_names(old) - _names(origin)) & _names(ours))
+    """Whether a copy names every identifier upstream brought in after `origin` (OLD has it, `origin` does
+    not): it was made from code that new, so a near tie in similarity is no evidence of an older
+    origin (a re-wrap or a rewrite moves the scores more than that). Naming only some is a partial
+    port, which may still lack the rest."""
+    added = _names(old) - _names(origin)
+    return bool(added) and added <= _names(ours)
 
 
 def _tokens(text: str) -> list[list[str]]:
