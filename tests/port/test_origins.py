@@ -296,3 +296,53 @@ def test_an_import_for_a_use_in_another_hunk_leaves_that_hunk_to_port(tmp_path):
     result = scan_models(loaded, settings, extra_checks=(ForksCheck(),))
     expect(result, ["PP0807 warning latent"])
     assert only(result, "PP0807").args["pending"] == 1
+
+
+# A long step: a copy one small change away from 0.5 and another from 1.0 scores both within the tie margin
+_LONG_STEP = "    def step(self, batch):\n        outputs = []\n" + "".join(
+    f"        total_{k} = self.compute(batch[{k}]) + len(outputs) * {k}\n" for k in range(24)) + (
+    "        value = self.compute(batch)\n        outputs.append(value)\n        return outputs\n")
+_LONG_EARLY = DRAINING_ENGINE.replace("    def step(self, batch):\n", _LONG_STEP + "\n    def old_step(self, batch):\n")
+# 1.0 takes a scale (and applies it) and annotates outputs
+_LONG_SCALED = _LONG_EARLY.replace("def step(self, batch):", "def step(self, batch, scale):").replace(
+    "value = self.compute(batch)\n", "value = self.compute(batch) * scale\n").replace(
+    "        outputs = []\n        total_0", "        outputs: list = []\n        total_0")
+
+
+def _long_copy(step: str) -> dict[str, str]:
+    return {"plug/patch.py": "from plug.patching import ArcticPatch\nfrom host.engine import Engine\n\n\n"
+            "class EnginePatch(ArcticPatch[Engine]):\n" + step.replace(
+                "outputs.append(value)", "outputs.append(value)  # plugin\n        print(len(outputs))"),
+            **PATCHING}
+
+
+def test_a_near_tie_with_a_copy_knowing_the_newer_code_is_current(tmp_path):
+    """The copy takes 1.0's `scale` (wrapped and annotated the 0.5 way): 0.5 wins by a hair only, and the
+    copy names code 0.5 does not have, so it was made from 1.0's."""
+    copy = _LONG_STEP.replace("def step(self, batch):", "def step(self, batch, scale):")
+    loaded, settings = models(tmp_path, versions=(_LONG_EARLY, _LONG_SCALED, _LONG_SCALED),
+                              plugin_files=_long_copy(copy))
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and (step.origin.version, step.origin.changed_in) == ("1.0", ())
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["no PP1204"])
+
+
+def test_a_near_tie_with_a_copy_not_knowing_the_newer_code_still_lags(tmp_path):
+    """One changed line in a long function is a small margin too: without a name of 1.0's the copy is 0.5's."""
+    loaded, settings = models(tmp_path, versions=(_LONG_EARLY, _LONG_SCALED, _LONG_SCALED),
+                              plugin_files=_long_copy(_LONG_STEP))
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and step.origin.version == "0.5" and step.origin.score - step.origin.old_score < 0.01
+    result = scan_models(loaded, settings, extra_checks=(MirrorsCheck(),))
+    expect(result, ["PP1204 warning latent"])
+    assert only(result, "PP1204").args["pending"] == 1
+
+
+def test_a_near_tie_with_a_copy_knowing_only_some_newer_code_still_lags(tmp_path):
+    """A partial port: the copy takes 1.0's `scale` but not its `limit`, so it may lack that change."""
+    limited = _LONG_SCALED.replace("outputs.append(value)\n        return outputs\n", "outputs.append(value)\n        return outputs[: self.limit]\n")
+    copy = _LONG_STEP.replace("def step(self, batch):", "def step(self, batch, scale):")
+    loaded, settings = models(tmp_path, versions=(_LONG_EARLY, limited, limited), plugin_files=_long_copy(copy))
+    step = {i.copy.unit: i for i in plan_port(loaded, settings)}["EnginePatch.step"]
+    assert step.origin is not None and step.origin.version == "0.5" and step.origin.score - step.origin.old_score < 0.01
+    expect(scan_models(loaded, settings, extra_checks=(MirrorsCheck(),)), ["PP1204 warning latent"])

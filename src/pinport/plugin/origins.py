@@ -11,7 +11,9 @@ costs well under a second with a warm index cache.
 
 from __future__ import annotations
 
+import builtins
 import difflib
+import keyword
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -72,6 +74,23 @@ def _counterpart(index: CodeIndex, copy: Copy) -> Span | None:
     return function_span(index, module, fn, copy.old.qualname) if fn is not None else None
 
 
+_TIE = 0.01  # origins scoring this close are equally likely by similarity alone (a re-wrap moves it this much)
+_NOT_NAMES = frozenset(keyword.kwlist) | frozenset(dir(builtins))
+
+
+def _names(text: str) -> set[str]:
+    return {t for x in text.splitlines() for t in line_tokens(x) if t.isidentifier()} - _NOT_NAMES
+
+
+def knows_newer_code(ours: str, origin: str, old: str) -> bool:
+    """Whether a copy names every identifier upstream brought in after `origin` (OLD has it, `origin` does
+    not): it was made from code that new, so a near tie in similarity is no evidence of an older
+    origin (a re-wrap or a rewrite moves the scores more than that). Naming only some is a partial
+    port, which may still lack the rest."""
+    added = _names(old) - _names(origin)
+    return bool(added) and added <= _names(ours)
+
+
 def _tokens(text: str) -> list[list[str]]:
     return [t for t in map(line_tokens, text.splitlines()) if t]
 
@@ -130,6 +149,9 @@ def find_origin(copy: Copy, releases: Sequence[CodeIndex], old: CodeIndex) -> Or
         for t in sorted(scores, key=lambda t: -scores[t])[:3] + [copy.base]:
             scores[t] = _line_ratio(_squashed(t), ours) + 1.0  # aligned scores rank above bounds
     text = max(scores, key=lambda t: (round(scores[t], 6), last[t]))  # the newest of equally good
+    if (copy.kind == "mirror" and text != copy.base and scores[text] - scores[copy.base] < _TIE
+            and knows_newer_code(copy.ours, text, copy.base)):
+        text = copy.base  # a near tie, and the copy knows OLD's code: it was made from OLD's
     start = next(i for i, c in enumerate(candidates) if c[3] == text)
     end = start
     while end + 1 < len(candidates) and candidates[end + 1][3] == text:
