@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from ..model.binding import BOUND, CONSTRUCT, TOO_MANY, TWICE, bind_call
 from ..model.callsites import (
@@ -124,6 +125,7 @@ class _Flow:
         self._active: set[tuple[str, str]] = set()
         self._parents: dict[tuple[str, str, int], dict[int, ast.AST]] = {}
         self._dispatch: dict[tuple[int, int], tuple[dict[str, tuple[str, str, object]], list[tuple[ast.expr, bool]]]] = {}
+        self._locals: dict[int, _Locals] = {}  # per caller unit (its def's id): its names' stores, read once
         self._cycles = 0
 
     def inference(self, module: str, unit: Unit) -> Inference:
@@ -308,7 +310,12 @@ class _Flow:
         if key not in self._dispatch:
             self._dispatch[key] = (_selectors(fn), _guards(fn.body, construction) or [])
         selectors, guards = self._dispatch[key]
-        return not selectors or not guards or literal_dispatch(fn, selectors, guards, call, caller)
+        if not selectors or not guards:
+            return True
+        node = caller.node
+        if node is not None and id(node) not in self._locals:
+            self._locals[id(node)] = _local_stores(node)
+        return literal_dispatch(fn, selectors, guards, call, self._locals.get(id(node)) if node is not None else None)
 
     def _called_instance(self, sym: Symbol | None) -> tuple[str, Unit, int] | None:
         """Where a call of a host class's instance goes: the member its calls run (`__call__`, or one the setting
@@ -699,7 +706,7 @@ def _constructions(view: HostView, cls: Symbol,
 
 
 def literal_dispatch(fn: ast.FunctionDef | ast.AsyncFunctionDef, selectors: dict[str, tuple[str, str, object]],
-                     guards: list[tuple[ast.expr, bool]], call: ast.Call, caller: Unit) -> bool:
+                     guards: list[tuple[ast.expr, bool]], call: ast.Call, caller: _Locals | None) -> bool:
     """Whether a factory `fn` may build a construction the `guards` lead to for `call`: False only when a guard
     compares a selector (`s = p.get("key", default)`, `p` a parameter: `_selectors`) with literals, and the
     caller passes `p` as a dict literal whose entry (or its absence: the default) fails that guard."""
@@ -803,17 +810,34 @@ def _argument(call: ast.Call, param: str, names: list[str]) -> ast.expr | None:
     return None
 
 
-def _dict_literal(unit: Unit, node: ast.expr) -> dict[str, object] | None:
+class _Locals(NamedTuple):
+    """A caller unit's plain stores of each name, and the names it mutates (`d[k] = ...`, `d.update(...)`)."""
+
+    stores: dict[str, list[ast.AST]]
+    mutated: frozenset[str]
+
+
+def _local_stores(fn: ast.AST) -> _Locals:
+    stores: dict[str, list[ast.AST]] = {}
+    mutated: set[str] = set()
+    for n in walk_tree(fn):
+        if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            for t in _targets(n):
+                if isinstance(t, ast.Name):
+                    stores.setdefault(t.id, []).append(n)
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store | ast.Del) and isinstance(n.value, ast.Name):
+            mutated.add(n.value.id)
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+            mutated.add(n.value.id)
+    return _Locals(stores, frozenset(mutated))
+
+
+def _dict_literal(caller: _Locals | None, node: ast.expr) -> dict[str, object] | None:
     """A dict literal with constant string keys (directly, or the one value of a local name): key -> constant
     value (`_NOT_LITERAL` for another expression). None when the argument is anything else."""
-    if isinstance(node, ast.Name) and unit.node is not None:
-        stores = [n for n in walk_tree(unit.node) if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign)
-                  and any(isinstance(t, ast.Name) and t.id == node.id for t in _targets(n))]
-        mutated = any(isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store | ast.Del)
-                      and isinstance(n.value, ast.Name) and n.value.id == node.id for n in walk_tree(unit.node)) or any(
-            isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == node.id
-            for n in walk_tree(unit.node))  # `d.update(...)`, `d.pop(...)`
-        if len(stores) != 1 or mutated or not isinstance(stores[0], ast.Assign):
+    if isinstance(node, ast.Name) and caller is not None:
+        stores = caller.stores.get(node.id, [])
+        if len(stores) != 1 or node.id in caller.mutated or not isinstance(stores[0], ast.Assign):
             return None
         node = stores[0].value
     if not isinstance(node, ast.Dict) or not all(isinstance(k, ast.Constant) and isinstance(k.value, str)

@@ -452,8 +452,11 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
         def build() -> bytes | None:
             found = runtime_form(text, **how)  # type: ignore[arg-type]
             return None if found is None else hashlib.blake2b(found.encode(), digest_size=16).digest()
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        return old.memo(("runtime-form", key, *sorted(how.items())), build)
+        return old.memo(("runtime-form", _digest(text), *sorted(how.items())), build)
+
+    def defaults(text: str) -> list[dict[str, str]] | None:
+        """`parameter_defaults(text)`, once per text on this host index (every hunk of a copy reads its whole span)."""
+        return old.memo(("parameter-defaults", _digest(text)), lambda: parameter_defaults(text))
 
     def applied(runs: list[_Run]) -> list[str]:
         """Upstream's OLD code with only these hunks applied."""
@@ -505,12 +508,16 @@ def upstream_change(copy: Copy, old: CodeIndex, new: CodeIndex, context: int = 3
     for k, (run, lines, reflected, cosmetic, speed_only) in enumerate(judged):
         refactor = k in refactors and not (reflected or cosmetic or speed_only)
         settled = reflected or cosmetic or speed_only or refactor
-        parameters = not settled and _parameters_only(a, applied([run]), form)
+        parameters = not settled and _parameters_only(a, applied([run]), form, defaults)
         imports = not settled and not parameters and said.imports_only(a, applied([run]), b)
         acknowledged = () if settled or parameters or imports else said.names(a, applied([run]))
         hunks.append(Hunk(copy.old.start + run[0], run[1] - run[0], copy.new.start + run[2], run[3] - run[2],
                           tuple(lines), reflected, cosmetic, speed_only, refactor, parameters, imports, acknowledged))
     return UpstreamChange(copy.old.path, copy.new.path, tuple(hunks))
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _changed(before: list[str], after: list[str]) -> list[str]:
@@ -522,14 +529,15 @@ def _changed(before: list[str], after: list[str]) -> list[str]:
     return out
 
 
-def _parameters_only(before: list[str], after: list[str], form: Callable[..., bytes | None]) -> bool:
+def _parameters_only(before: list[str], after: list[str], form: Callable[..., bytes | None],
+                     defaults: Callable[[str], list[dict[str, str]] | None]) -> bool:
     """Whether upstream's code (a hunk not cosmetic) changes only by parameters added or dropped: the code
     runs the same without its parameter lists, and every parameter both keep keeps its kind, default and
     order (a caller that binds to both gets the same values; a None default refused by a leading raise is none).
     Whether callers pass what the copy takes is the signature checks' judgement of the copy itself, made
     on OLD: the hunk has nothing the copy computes."""
     old, new = "\n".join(before), "\n".join(after)
-    params, changed = parameter_defaults(old), parameter_defaults(new)
+    params, changed = defaults(old), defaults(new)
     if params is None or changed is None or len(params) != len(changed):
         return False
     for p, q in zip(params, changed, strict=True):
